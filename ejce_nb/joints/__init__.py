@@ -1,0 +1,9 @@
+"""Joint specs (``ej.joints.Revolute``, ...) and their type codes."""
+from .specs import (Composite, Cylindrical, Fixed, Free, Helical, JointSpec, Planar, Prismatic,
+                    Revolute, Rot, Spherical, Trans, Translation, Universal, EULER_SEQUENCES,
+                    from_dict)
+from . import codes
+
+__all__ = ["Composite", "Cylindrical", "Fixed", "Free", "Helical", "JointSpec", "Planar",
+           "Prismatic", "Revolute", "Rot", "Spherical", "Trans", "Translation", "Universal",
+           "EULER_SEQUENCES", "from_dict", "codes"]

@@ -1,0 +1,231 @@
+"""The model: immutable structure-of-arrays tables, one row per body (row 0 is the world).
+
+Shapes (N bodies, nq coordinates, nv velocities, P parameters):
+  parent            (N+1,)      parent body index, parent[0] == -1; parent[i] < i
+  jtype             (N+1,)      joint type code (``joints.codes``) of body i's joint
+  q_start, nq_joint (N+1,)      slice of q of joint i
+  v_start, nv_joint (N+1,)      slice of v (qd, qdd, tau) of joint i
+  joint_param_adr   (N+1,)      start of joint i's block in joint_params
+  joint_params      (P,)        flat parameter table (axes, sequences, composite programs)
+  joint_P_rot/_pos  (N+1,3,3)/(N+1,3)   inboard frame P in the parent body frame (E_p, c_p)
+  joint_C_rot/_pos  (N+1,3,3)/(N+1,3)   outboard frame C in the body frame (E_c, c_c)
+  body_mass         (N+1,)
+  body_com          (N+1,3)     centre of mass in body axes
+  body_inertia      (N+1,3,3)   rotational inertia about the COM, body axes
+  body_spatial_inertia (N+1,6,6) spatial inertia about the body origin, [angular; linear]
+  q_lower, q_upper  (nq,)       coordinate limits (+-inf: none)
+  v_limit, effort_limit (nv,)   velocity and effort limits (inf: none)
+  gravity           (3,)        world-frame gravitational acceleration
+"""
+import json
+
+import numpy as np
+
+from .errors import ModelError
+from .joints import codes as C
+
+ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
+          "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
+          "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
+          "effort_limit", "gravity")
+
+
+def skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def spatial_inertia(mass, com, inertia):
+    """6x6 inertia about the body origin, [angular; linear]: [[Ic + m cx cx^T, m cx], [m cx^T, m]]."""
+    cx = skew(com)
+    M = np.zeros((6, 6))
+    M[:3, :3] = inertia + mass * cx @ cx.T
+    M[:3, 3:] = mass * cx
+    M[3:, :3] = mass * cx.T
+    M[3:, 3:] = mass * np.eye(3)
+    return M
+
+
+class Model:
+    """Immutable multibody model; build it with ``ej.ModelBuilder`` or load it from a file."""
+
+    def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
+                 body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit):
+        n1 = len(parent)
+        self.nbodies = n1 - 1
+        self.body_names = tuple(body_names)
+        self.joint_names = tuple(joint_names)
+        self.joint_specs = tuple(joint_specs)
+        self.parent = np.asarray(parent, dtype=np.int64)
+        self.jtype = np.array([s.code for s in joint_specs], dtype=np.int64)
+        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64)
+        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64)
+        self.q_start = np.concatenate([[0], np.cumsum(self.nq_joint)[:-1]]).astype(np.int64)
+        self.v_start = np.concatenate([[0], np.cumsum(self.nv_joint)[:-1]]).astype(np.int64)
+        self.nq = int(self.nq_joint.sum())
+        self.nv = int(self.nv_joint.sum())
+        blocks = [s.params() for s in joint_specs]
+        self.joint_param_adr = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
+        self.joint_params = np.array([v for b in blocks for v in b] or [0.0], dtype=np.float64)
+        self.joint_P_rot = np.array([T.rotation for T in joint_P], dtype=np.float64).reshape(n1, 3, 3)
+        self.joint_P_pos = np.array([T.translation for T in joint_P], dtype=np.float64).reshape(n1, 3)
+        self.joint_C_rot = np.array([T.rotation for T in joint_C], dtype=np.float64).reshape(n1, 3, 3)
+        self.joint_C_pos = np.array([T.translation for T in joint_C], dtype=np.float64).reshape(n1, 3)
+        self.body_mass = np.asarray(body_mass, dtype=np.float64)
+        self.body_com = np.asarray(body_com, dtype=np.float64).reshape(n1, 3)
+        self.body_inertia = np.asarray(body_inertia, dtype=np.float64).reshape(n1, 3, 3)
+        self.body_spatial_inertia = np.array(
+            [spatial_inertia(m, c, I) for m, c, I in zip(self.body_mass, self.body_com, self.body_inertia)])
+        self.q_lower = np.asarray(q_lower, dtype=np.float64).reshape(self.nq)
+        self.q_upper = np.asarray(q_upper, dtype=np.float64).reshape(self.nq)
+        self.v_limit = np.asarray(v_limit, dtype=np.float64).reshape(self.nv)
+        self.effort_limit = np.asarray(effort_limit, dtype=np.float64).reshape(self.nv)
+        self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
+        self.rheonomic = bool(any(s.is_rheonomic() for s in joint_specs))
+        for name in ARRAYS:
+            getattr(self, name).flags.writeable = False
+        self._body_index = {n: i for i, n in enumerate(self.body_names)}
+        self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"ej.Model is immutable; cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------ look-ups
+    @property
+    def njoints(self):
+        return self.nbodies + 1
+
+    @property
+    def total_mass(self):
+        return float(self.body_mass.sum())
+
+    def body_index(self, name):
+        """Index of a body given its name (or index)."""
+        if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+            if 0 <= name <= self.nbodies:
+                return int(name)
+            raise ModelError(f"body index {name} out of range 0..{self.nbodies}")
+        try:
+            return self._body_index[name]
+        except (KeyError, TypeError):
+            raise ModelError(f"no body named {name!r}") from None
+
+    def joint_index(self, name):
+        """Index of a joint (= index of its body) given its name (or index)."""
+        if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+            if 0 <= name <= self.nbodies:
+                return int(name)
+            raise ModelError(f"joint index {name} out of range 0..{self.nbodies}")
+        try:
+            return self._joint_index[name]
+        except (KeyError, TypeError):
+            raise ModelError(f"no joint named {name!r}") from None
+
+    def q_slice(self, joint):
+        j = self.joint_index(joint)
+        return slice(int(self.q_start[j]), int(self.q_start[j] + self.nq_joint[j]))
+
+    def v_slice(self, joint):
+        j = self.joint_index(joint)
+        return slice(int(self.v_start[j]), int(self.v_start[j] + self.nv_joint[j]))
+
+    def neutral(self):
+        """A valid reference configuration (zero angles, unit quaternions)."""
+        return np.concatenate([s.neutral() for s in self.joint_specs] + [np.zeros(0)])
+
+    def quaternion_slices(self):
+        """q slices of every unit-quaternion block (to normalise them, e.g. in integrators)."""
+        out = []
+        for j, s in enumerate(self.joint_specs):
+            if getattr(s, "quaternion", False):
+                e = int(self.q_start[j] + self.nq_joint[j])
+                out.append(slice(e - 4, e))
+        return out
+
+    def subtree(self, body):
+        """Indices of ``body`` and all its descendants."""
+        i = self.body_index(body)
+        inside = np.zeros(self.nbodies + 1, dtype=bool)
+        inside[i] = True
+        for k in range(i + 1, self.nbodies + 1):
+            inside[k] = inside[self.parent[k]]
+        return np.nonzero(inside)[0]
+
+    def kernel_args(self):
+        """The tables the kernels read, in their argument order."""
+        return (self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
+                self.joint_param_adr, self.joint_params, self.joint_P_rot, self.joint_P_pos,
+                self.joint_C_rot, self.joint_C_pos)
+
+    def summary(self):
+        lines = [f"bodies {self.nbodies}, nq {self.nq}, nv {self.nv}, total mass {self.total_mass:.6g}",
+                 f"gravity {self.gravity.tolist()}{', rheonomic' if self.rheonomic else ''}"]
+        for i in range(1, self.nbodies + 1):
+            lines.append(f"  {i:4d} {self.body_names[i]:<20s} <- {self.body_names[self.parent[i]]:<20s}"
+                         f" joint {self.joint_names[i]} {self.joint_specs[i]!r}"
+                         f" q[{self.q_start[i]}:{self.q_start[i] + self.nq_joint[i]}]"
+                         f" v[{self.v_start[i]}:{self.v_start[i] + self.nv_joint[i]}]")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<ej.Model: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self):
+        bodies = []
+        for i in range(1, self.nbodies + 1):
+            qs, vs = self.q_slice(i), self.v_slice(i)
+            b = {
+                "name": self.body_names[i],
+                "parent": self.body_names[self.parent[i]],
+                "joint_name": self.joint_names[i],
+                "joint": self.joint_specs[i].to_dict(),
+                "placement": {"rotation": self.joint_P_rot[i].tolist(), "translation": self.joint_P_pos[i].tolist()},
+                "child_placement": {"rotation": self.joint_C_rot[i].tolist(), "translation": self.joint_C_pos[i].tolist()},
+                "mass": float(self.body_mass[i]),
+                "com": self.body_com[i].tolist(),
+                "inertia": self.body_inertia[i].tolist(),
+            }
+            lim = {}
+            for key, arr, s in (("q_lower", self.q_lower, qs), ("q_upper", self.q_upper, qs),
+                                ("v_limit", self.v_limit, vs), ("effort_limit", self.effort_limit, vs)):
+                if np.any(np.isfinite(arr[s])):
+                    lim[key] = [float(x) if np.isfinite(x) else None for x in arr[s]]
+            if lim:
+                b["limits"] = lim
+            bodies.append(b)
+        return {"format": "ejce_nb.model", "version": 1, "gravity": self.gravity.tolist(), "bodies": bodies}
+
+    def to_json(self, path=None, indent=1):
+        """Write the model as JSON to ``path`` (or return the text when ``path`` is None)."""
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path is None:
+            return text
+        with open(path, "w") as f:
+            f.write(text + "\n")
+        return None
+
+    @classmethod
+    def from_dict(cls, d, source="model"):
+        from .builder import builder_from_dict
+        return builder_from_dict(d, source).build()
+
+    @classmethod
+    def from_json(cls, path_or_text):
+        """Load a model from a JSON file (or JSON text)."""
+        if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("{"):
+            text, source = path_or_text, "model"
+        else:
+            source = str(path_or_text)
+            try:
+                with open(path_or_text) as f:
+                    text = f.read()
+            except OSError as e:
+                raise ModelError(f"{source}: cannot read model file: {e}") from None
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ModelError(f"{source}: not valid JSON: {e}") from None
+        return cls.from_dict(d, source)
