@@ -7,3 +7,4 @@ from . import joints
 from .joints import fn
 from .model import Model
 from .builder import ModelBuilder
+from .kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms

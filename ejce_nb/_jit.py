@@ -19,11 +19,14 @@ _PKG = os.path.dirname(os.path.abspath(__file__))
 
 def _source_hash():
     h = hashlib.sha1()
-    for name in sorted(os.listdir(_PKG)):
-        if name.endswith(".py"):
-            with open(os.path.join(_PKG, name), "rb") as f:
-                h.update(name.encode())
-                h.update(f.read())
+    for root, dirs, files in os.walk(_PKG):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                with open(path, "rb") as f:
+                    h.update(os.path.relpath(path, _PKG).encode())
+                    h.update(f.read())
     h.update(numba.__version__.encode())
     return h.hexdigest()[:16]
 

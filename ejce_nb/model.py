@@ -135,13 +135,13 @@ class Model:
         """A valid reference configuration (zero angles, unit quaternions)."""
         return np.concatenate([s.neutral() for s in self.joint_specs] + [np.zeros(0)])
 
-    def quaternion_slices(self):
-        """q slices of every unit-quaternion block (to normalise them, e.g. in integrators)."""
+    def quaternion_blocks(self):
+        """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
         out = []
         for j, s in enumerate(self.joint_specs):
             if getattr(s, "quaternion", False):
                 e = int(self.q_start[j] + self.nq_joint[j])
-                out.append(slice(e - 4, e))
+                out.append((j, slice(e - 4, e)))
         return out
 
     def subtree(self, body):

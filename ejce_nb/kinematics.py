@@ -1,0 +1,320 @@
+"""Recursive kinematics: one forward sweep over the parent table (EJCE.md section 3).
+
+For body i with parent l, inboard frame P (E_p, c_p), outboard frame C (E_c, c_c) and the joint's
+relative pose (R, r), twist [w_rel; v_rel] = J u + sigma and acceleration [alpha_rel; a_rel] =
+J u' + b (all in P axes):
+
+    R_P = R_l E_p,   o_P = p_l + R_l c_p,   rho = R_P r,   o_C = o_P + rho
+    R_i = R_P R E_c^T,   p_i = o_C - R_i c_c
+    w_i = w_l + R_P w_rel
+    alpha_i = alpha_l + w_l x (R_P w_rel) + R_P alpha_rel
+    v_C = v_P + w_l x rho + R_P v_rel
+    a_C = a_P + alpha_l x rho + w_l x (w_l x rho) + 2 w_l x (R_P v_rel) + R_P a_rel
+
+with the rigid transports from p_l to o_P and from o_C to p_i.  Accelerations are classical
+(a_i = d v_i / dt of the body origin).
+"""
+import numpy as np
+from numba import prange
+
+from . import _inputs
+from ._jit import jit, pjit
+from .ejce import joint_eval
+from .spatial import cross, matmul_into, matmulT_into, matvec
+from .workspace import JointWork, n_chunks
+
+
+@jit
+def fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+             P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
+             Rrel, rrel, J, sigma, bias, vrel, RP, oC,
+             R, p, omega, vel, alpha, acc):
+    """Poses (level 0), twists (level >= 1) and accelerations (level 2) of every body."""
+    for x in range(3):
+        p[0, x] = 0.0
+        oC[0, x] = 0.0
+        for y in range(3):
+            R[0, x, y] = 1.0 if x == y else 0.0
+            RP[0, x, y] = 1.0 if x == y else 0.0
+        if level >= 1:
+            omega[0, x] = 0.0
+            vel[0, x] = 0.0
+        if level >= 2:
+            alpha[0, x] = 0.0
+            acc[0, x] = 0.0
+    T = np.empty((3, 3))
+    for i in range(1, parent.shape[0]):
+        l = parent[i]
+        vs = v_start[i]
+        nvj = nv_joint[i]
+        joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], vs, nvj,
+                   Rrel[i], rrel[i], J, sigma[i], bias[i], vrel[i], generic)
+        Rl = R[l]
+        Rp = RP[i]
+        matmul_into(Rl, P_rot[i], Rp)
+        d = matvec(Rl, P_pos[i])
+        rho = matvec(Rp, rrel[i])
+        matmul_into(Rp, Rrel[i], T)
+        matmulT_into(T, C_rot[i], R[i])
+        dC = matvec(R[i], C_pos[i])
+        for x in range(3):
+            oC[i, x] = p[l, x] + d[x] + rho[x]
+            p[i, x] = oC[i, x] - dC[x]
+        if level < 1:
+            continue
+        wl = omega[l]
+        w_rel = matvec(Rp, vrel[i, 0:3])
+        v_rel = matvec(Rp, vrel[i, 3:6])
+        for x in range(3):
+            omega[i, x] = wl[x] + w_rel[x]
+        wd = cross(wl, d)
+        wr = cross(wl, rho)
+        wi = omega[i]
+        wc = cross(wi, dC)
+        for x in range(3):
+            vel[i, x] = vel[l, x] + wd[x] + wr[x] + v_rel[x] - wc[x]
+        if level < 2:
+            continue
+        # relative acceleration J u' + b, in P axes
+        ar = (bias[i, 0], bias[i, 1], bias[i, 2], bias[i, 3], bias[i, 4], bias[i, 5])
+        arl = [ar[0], ar[1], ar[2], ar[3], ar[4], ar[5]]
+        for k in range(nvj):
+            ak = a[vs + k]
+            for x in range(6):
+                arl[x] += J[x, vs + k] * ak
+        al_rel = matvec(Rp, (arl[0], arl[1], arl[2]))
+        a_rel = matvec(Rp, (arl[3], arl[4], arl[5]))
+        al = alpha[l]
+        c1 = cross(wl, w_rel)
+        for x in range(3):
+            alpha[i, x] = al[x] + c1[x] + al_rel[x]
+        ad = cross(al, d)
+        wwd = cross(wl, wd)
+        ard = cross(al, rho)
+        wwr = cross(wl, wr)
+        cor = cross(wl, v_rel)
+        ai = alpha[i]
+        adc = cross(ai, dC)
+        wwc = cross(wi, wc)
+        for x in range(3):
+            acc[i, x] = (acc[l, x] + ad[x] + wwd[x] + ard[x] + wwr[x] + 2.0 * cor[x] + a_rel[x]
+                         - adc[x] - wwc[x])
+
+
+@jit
+def fk_serial(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+              P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
+              Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc):
+    for b in range(q.shape[0]):
+        fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                 P_rot, P_pos, C_rot, C_pos, q[b], v[b], a[b], t[b], level, generic,
+                 Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
+                 R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+
+
+@pjit
+def fk_parallel(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
+                Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc):
+    B = q.shape[0]
+    nchunk = Rrel.shape[0]
+    for c in prange(nchunk):
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                     P_rot, P_pos, C_rot, C_pos, q[b], v[b], a[b], t[b], level, generic,
+                     Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
+                     R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+
+
+class Kinematics:
+    """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a."""
+
+    def __init__(self, R, p, omega=None, v=None, alpha=None, a=None):
+        self.R, self.p, self.omega, self.v, self.alpha, self.a = R, p, omega, v, alpha, a
+
+    def __repr__(self):
+        fields = [k for k in ("R", "p", "omega", "v", "alpha", "a") if getattr(self, k) is not None]
+        return f"<ej.Kinematics {self.p.shape[:-1]}: {', '.join(fields)}>"
+
+
+def _zeros_like_v(model, B, x):
+    return np.zeros((B, max(model.nv, 1))) if x is None else x
+
+
+def run_fk(model, q2, qd2, qdd2, t1, level, generic=False, keep_work=False):
+    """Run the sweep on a validated batch (B, nq); returns the output arrays (and the workspace)."""
+    B = q2.shape[0]
+    n1 = model.nbodies + 1
+    parallel = B > 1
+    work = JointWork(model, n_chunks(B) if parallel else 1)
+    R = np.empty((B, n1, 3, 3))
+    p = np.empty((B, n1, 3))
+    nvel = n1 if level >= 1 else 0
+    nacc = n1 if level >= 2 else 0
+    omega = np.empty((B, nvel, 3))
+    vel = np.empty((B, nvel, 3))
+    alpha = np.empty((B, nacc, 3))
+    acc = np.empty((B, nacc, 3))
+    v = _zeros_like_v(model, B, qd2)
+    a = _zeros_like_v(model, B, qdd2)
+    kernel = fk_parallel if parallel else fk_serial
+    kernel(*model.kernel_args(), q2, v, a, t1, level, generic, *work.args(), R, p, omega, vel, alpha, acc)
+    out = (R, p, omega if level >= 1 else None, vel if level >= 1 else None,
+           alpha if level >= 2 else None, acc if level >= 2 else None)
+    return (out, work) if keep_work else out
+
+
+def forward_kinematics(model, q, qd=None, qdd=None, t=0.0):
+    """World-frame pose, twist and classical acceleration of every body origin.
+
+    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  Velocities need ``qd``,
+    accelerations need ``qd`` and ``qdd``.  Returns ``ej.Kinematics`` with R (..., N+1, 3, 3) and
+    p, omega, v, alpha, a (..., N+1, 3); row 0 is the world."""
+    if qdd is not None and qd is None:
+        raise ValueError("qdd given without qd: accelerations need the velocities too")
+    B, q2, qd2, qdd2, t1 = _inputs.states(model, q, qd, qdd, t)
+    level = 0 if qd2 is None else (1 if qdd2 is None else 2)
+    out = run_fk(model, q2, qd2, qdd2, t1, level)
+    return Kinematics(*_inputs.unbatch(B, *out))
+
+
+@jit
+def _jterms_serial_one(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                       q, v, t, outboard, generic, Rrel, rrel, J, sigma, bias, vrel):
+    for i in range(1, parent.shape[0]):
+        vs = v_start[i]
+        joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], vs, nv_joint[i],
+                   Rrel[i], rrel[i], J, sigma[i], bias[i], vrel[i], generic)
+        if outboard:
+            Ri = Rrel[i]
+            for k in range(vs, vs + nv_joint[i]):
+                w = (J[0, k], J[1, k], J[2, k])
+                u = (J[3, k], J[4, k], J[5, k])
+                for x in range(3):
+                    J[x, k] = Ri[0, x] * w[0] + Ri[1, x] * w[1] + Ri[2, x] * w[2]
+                    J[3 + x, k] = Ri[0, x] * u[0] + Ri[1, x] * u[1] + Ri[2, x] * u[2]
+            for vec in (sigma[i], bias[i], vrel[i]):
+                w = (vec[0], vec[1], vec[2])
+                u = (vec[3], vec[4], vec[5])
+                for x in range(3):
+                    vec[x] = Ri[0, x] * w[0] + Ri[1, x] * w[1] + Ri[2, x] * w[2]
+                    vec[3 + x] = Ri[0, x] * u[0] + Ri[1, x] * u[1] + Ri[2, x] * u[2]
+
+
+@pjit
+def _jterms_batch(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                  q, v, t, outboard, generic, Rrel, rrel, J, sigma, bias, vrel):
+    for b in prange(q.shape[0]):
+        _jterms_serial_one(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                           q[b], v[b], t[b], outboard, generic, Rrel[b], rrel[b], J[b], sigma[b],
+                           bias[b], vrel[b])
+
+
+class JointTerms:
+    """EJCE terms of every joint: relative twist = J qd + sigma, relative acceleration =
+    J qdd + bias; R, r the relative pose of C in P; twist the relative twist."""
+
+    def __init__(self, J, sigma, bias, R, r, twist, frame):
+        self.J, self.sigma, self.bias, self.R, self.r, self.twist, self.frame = J, sigma, bias, R, r, twist, frame
+
+    def __repr__(self):
+        return f"<ej.JointTerms J{self.J.shape} frame={self.frame!r}>"
+
+
+def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False):
+    """The EJCE terms of every joint (API.md): J (..., 6, nv), sigma and bias (..., N+1, 6).
+
+    ``frame="inboard"`` expresses them in P axes, ``"outboard"`` in C axes.  ``generic=True``
+    bypasses the hand-written revolute/prismatic paths (for checking them).  ``bias`` is None
+    without ``qd``."""
+    if frame not in ("inboard", "outboard"):
+        raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
+    B, q2, qd2, _, t1 = _inputs.states(model, q, qd, None, t)
+    n = q2.shape[0]
+    n1 = model.nbodies + 1
+    v = np.zeros((n, model.nv)) if qd2 is None else qd2
+    Rrel = np.empty((n, n1, 3, 3))
+    rrel = np.empty((n, n1, 3))
+    J = np.zeros((n, 6, model.nv))
+    sigma = np.zeros((n, n1, 6))
+    bias = np.zeros((n, n1, 6))
+    vrel = np.zeros((n, n1, 6))
+    for arr in (Rrel,):
+        arr[:, 0] = np.eye(3)
+    rrel[:, 0] = 0.0
+    kernel = _jterms_batch if n > 1 else _jterms_serial_one
+    args = (*model.kernel_args()[:8],)
+    if n > 1:
+        kernel(*args, q2, v, t1, frame == "outboard", generic, Rrel, rrel, J, sigma, bias, vrel)
+    else:
+        kernel(*args, q2[0], v[0], t1[0], frame == "outboard", generic, Rrel[0], rrel[0], J[0],
+               sigma[0], bias[0], vrel[0])
+    J, sigma, bias, Rrel, rrel, vrel = _inputs.unbatch(B, J, sigma, bias, Rrel, rrel, vrel)
+    return JointTerms(J, sigma, None if qd2 is None else bias, Rrel, rrel, None if qd2 is None else vrel, frame)
+
+
+@jit
+def _body_jacobian_one(parent, v_start, nv_joint, J, RP, oC, p, body, out):
+    """World-frame Jacobian of body origin's [omega; v]: the columns of every joint on the path
+    from the body to the root, each turned into world axes and moved to the body origin."""
+    for x in range(6):
+        for k in range(out.shape[1]):
+            out[x, k] = 0.0
+    j = body
+    while j > 0:
+        Rp = RP[j]
+        for k in range(v_start[j], v_start[j] + nv_joint[j]):
+            w = matvec(Rp, (J[0, k], J[1, k], J[2, k]))
+            u = matvec(Rp, (J[3, k], J[4, k], J[5, k]))
+            d = (p[body, 0] - oC[j, 0], p[body, 1] - oC[j, 1], p[body, 2] - oC[j, 2])
+            wd = cross(w, d)
+            for x in range(3):
+                out[x, k] = w[x]
+                out[3 + x, k] = u[x] + wd[x]
+        j = parent[j]
+
+
+@jit
+def _body_jacobian_serial(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                          P_rot, P_pos, C_rot, C_pos, q, v, t, body,
+                          Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, out):
+    for b in range(q.shape[0]):
+        fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                 P_rot, P_pos, C_rot, C_pos, q[b], v[b], v[b], t[b], 0, False,
+                 Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
+                 R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+        _body_jacobian_one(parent, v_start, nv_joint, J[0], RP[0], oC[0], p[b], body, out[b])
+
+
+@pjit
+def _body_jacobian_parallel(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                            P_rot, P_pos, C_rot, C_pos, q, v, t, body,
+                            Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, out):
+    B = q.shape[0]
+    nchunk = Rrel.shape[0]
+    for c in prange(nchunk):
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                     P_rot, P_pos, C_rot, C_pos, q[b], v[b], v[b], t[b], 0, False,
+                     Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
+                     R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+            _body_jacobian_one(parent, v_start, nv_joint, J[c], RP[c], oC[c], p[b], body, out[b])
+
+
+def body_jacobian(model, q, body, t=0.0):
+    """World-frame Jacobian (..., 6, nv) of the body origin's [omega; v] (``body``: index or name);
+    for rheonomic joints the twist is this Jacobian times qd plus the sigma terms."""
+    i = model.body_index(body)
+    B, q2, _, _, t1 = _inputs.states(model, q, None, None, t)
+    n = q2.shape[0]
+    n1 = model.nbodies + 1
+    parallel = n > 1
+    work = JointWork(model, n_chunks(n) if parallel else 1)
+    R = np.empty((n, n1, 3, 3))
+    p = np.empty((n, n1, 3))
+    empty = np.empty((n, 0, 3))
+    v = np.zeros((n, max(model.nv, 1)))
+    out = np.zeros((n, 6, model.nv))
+    kernel = _body_jacobian_parallel if parallel else _body_jacobian_serial
+    kernel(*model.kernel_args(), q2, v, t1, i, *work.args(), R, p, empty, empty, empty, empty, out)
+    return _inputs.unbatch(B, out)
