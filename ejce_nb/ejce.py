@@ -84,9 +84,12 @@ def joint_eval_generic(jtype, params, adr, q, v, t, qs, nq, vs, nv, Rrel, rrel, 
 
     Writes Rrel (3, 3), rrel (3,), J[:, vs:vs+nv] (P axes), sigma (6,), bias (6,), vrel (6,)."""
     qo = quaternion_offset(jtype, params, adr)
-    qj = (_seed(q, v, qs, vs, nq, 0, qo), _seed(q, v, qs, vs, nq, 1, qo), _seed(q, v, qs, vs, nq, 2, qo),
-          _seed(q, v, qs, vs, nq, 3, qo), _seed(q, v, qs, vs, nq, 4, qo), _seed(q, v, qs, vs, nq, 5, qo),
-          _seed(q, v, qs, vs, nq, 6, qo))
+    # indices as runtime integers: literal arguments would compile one _seed per index
+    k0 = nq - nq
+    qj = (_seed(q, v, qs, vs, nq, k0, qo), _seed(q, v, qs, vs, nq, k0 + 1, qo),
+          _seed(q, v, qs, vs, nq, k0 + 2, qo), _seed(q, v, qs, vs, nq, k0 + 3, qo),
+          _seed(q, v, qs, vs, nq, k0 + 4, qo), _seed(q, v, qs, vs, nq, k0 + 5, qo),
+          _seed(q, v, qs, vs, nq, k0 + 6, qo))
     tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     Rj, rj = pose(jtype, params, adr, qj, tj)
     R = (Rj[0][0], Rj[1][0], Rj[2][0], Rj[3][0], Rj[4][0], Rj[5][0], Rj[6][0], Rj[7][0], Rj[8][0])
@@ -102,11 +105,11 @@ def joint_eval_generic(jtype, params, adr, q, v, t, qs, nq, vs, nv, Rrel, rrel, 
         J[3, vs + k] = rj[0][3 + k]
         J[4, vs + k] = rj[1][3 + k]
         J[5, vs + k] = rj[2][3 + k]
-    w0, w1, w2 = _axial_RT(R, Rj, 1)
+    w0, w1, w2 = _axial_RT(R, Rj, k0 + 1)
     vrel[0] = w0
     vrel[1] = w1
     vrel[2] = w2
-    w0, w1, w2 = _axial_RT(R, Rj, 2)
+    w0, w1, w2 = _axial_RT(R, Rj, k0 + 2)
     bias[0] = w0
     bias[1] = w1
     bias[2] = w2

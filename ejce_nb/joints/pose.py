@@ -53,8 +53,9 @@ def _sinc_jets(s):
     """A = sin(th)/th and B = (1 - cos th)/th^2 as jets of s = th^2 (smooth through th = 0)."""
     s0 = s[0]
     if s0 < 1.0:
-        a0, a1, a2 = _sinc_series(s0, 0)
-        b0, b1, b2 = _sinc_series(s0, 1)
+        which = int(s0 - s0)        # a runtime 0: a literal would compile the series twice
+        a0, a1, a2 = _sinc_series(s0, which)
+        b0, b1, b2 = _sinc_series(s0, which + 1)
     else:
         th = np.sqrt(s0)
         sn = np.sin(th)
@@ -222,10 +223,13 @@ def pose(jtype, params, adr, qj, tj):
         return _rot(0.0, 0.0, 1.0, qj[2]), (qj[0], qj[1], z)
     if jtype == C.TRANSLATION:
         return jmat_identity(), (qj[0], qj[1], qj[2])
-    if jtype == C.SPHERICAL:
-        return rotation(params, adr, qj, 0), _zero3()
-    if jtype == C.FREE:
-        return rotation(params, adr, qj, 3), (qj[0], qj[1], qj[2])
+    if jtype == C.SPHERICAL or jtype == C.FREE:
+        # a runtime offset: a literal one would compile ``rotation`` twice
+        off = 3 if jtype == C.FREE else 0
+        R = rotation(params, adr, qj, off)
+        if off == 0:
+            return R, _zero3()
+        return R, (qj[0], qj[1], qj[2])
     if jtype == C.COMPOSITE:
         return composite(params, adr, qj, tj)
     return jmat_identity(), _zero3()        # FIXED (and the world)
