@@ -1,0 +1,47 @@
+"""Batched and single-state kinematics timings (pytest-benchmark).
+
+    python -m pytest benchmarks/bench_kinematics.py --benchmark-only
+
+Thread count: NUMBA_NUM_THREADS, or the ``threads`` parameter below.
+"""
+import numba
+import numpy as np
+import pytest
+
+import ejce_nb as ej
+from ejce_nb.models import chain, load
+
+B = 100_000
+
+
+def _states(model, n, rng):
+    q = np.tile(model.neutral(), (n, 1))
+    free = np.ones(model.nq, dtype=bool)
+    for _, sl in model.quaternion_blocks():
+        free[sl] = False
+    q[:, free] += rng.uniform(-1, 1, (n, int(free.sum())))
+    return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fk_batch_arm7(benchmark, rng, threads):
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("not enough threads")
+    model = load("arm7")
+    q, qd, qdd = _states(model, B, rng)
+    numba.set_num_threads(threads)
+    ej.forward_kinematics(model, q[:4], qd[:4], qdd[:4])
+    benchmark.extra_info["states"] = B
+    benchmark(ej.forward_kinematics, model, q, qd, qdd)
+    benchmark.extra_info["states_per_s"] = B / benchmark.stats.stats.min
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+@pytest.mark.parametrize("joint", ["revolute", "ZYX"])
+@pytest.mark.parametrize("n", [100, 1000])
+def test_fk_chain_single(benchmark, rng, n, joint):
+    model = chain(n, joint=joint)
+    q, qd, qdd = _states(model, 1, rng)
+    ej.forward_kinematics(model, q[0], qd[0], qdd[0])
+    benchmark(ej.forward_kinematics, model, q[0], qd[0], qdd[0])
+    benchmark.extra_info["ns_per_body"] = benchmark.stats.stats.min / n * 1e9
