@@ -19,111 +19,175 @@ from numba import prange
 
 from . import _inputs
 from ._jit import jit, pjit
-from .ejce import joint_eval
-from .spatial import cross, matmul_into, matmulT_into, matvec
+from .ejce import fast_terms, has_fast_path, joint_eval, joint_eval_generic
+from .spatial import add, cross, mm, mmT, mv
 from .workspace import JointWork, n_chunks
 
 
 @jit
-def fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-             P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
+def fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+             P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body, lo, hi,
              Rrel, rrel, J, sigma, bias, vrel, RP, oC,
-             R, p, omega, vel, alpha, acc):
-    """Poses (level 0), twists (level >= 1) and accelerations (level 2) of every body."""
-    for x in range(3):
-        p[0, x] = 0.0
-        oC[0, x] = 0.0
-        for y in range(3):
-            R[0, x, y] = 1.0 if x == y else 0.0
-            RP[0, x, y] = 1.0 if x == y else 0.0
-        if level >= 1:
-            omega[0, x] = 0.0
-            vel[0, x] = 0.0
-        if level >= 2:
-            alpha[0, x] = 0.0
-            acc[0, x] = 0.0
-    T = np.empty((3, 3))
-    for i in range(1, parent.shape[0]):
-        l = parent[i]
-        vs = v_start[i]
-        nvj = nv_joint[i]
-        joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], vs, nvj,
-                   Rrel[i], rrel[i], J, sigma[i], bias[i], vrel[i], generic)
-        Rl = R[l]
-        Rp = RP[i]
-        matmul_into(Rl, P_rot[i], Rp)
-        d = matvec(Rl, P_pos[i])
-        rho = matvec(Rp, rrel[i])
-        matmul_into(Rp, Rrel[i], T)
-        matmulT_into(T, C_rot[i], R[i])
-        dC = matvec(R[i], C_pos[i])
+             R, p, omega, vel, alpha, acc, Jb):
+    """Samples lo..hi-1 of a batch: poses (level 0), twists (level >= 1) and accelerations
+    (level 2) of every body, and for ``body >= 0`` that body's world Jacobian into Jb[b].
+
+    The workspace (Rrel ... oC) is one chunk's; the loop over samples sits inside so that the
+    arrays are handed over once per chunk, not once per state."""
+    n1 = parent.shape[0]
+    for b in range(lo, hi):
+        t = T[b]
         for x in range(3):
-            oC[i, x] = p[l, x] + d[x] + rho[x]
-            p[i, x] = oC[i, x] - dC[x]
-        if level < 1:
-            continue
-        wl = omega[l]
-        w_rel = matvec(Rp, vrel[i, 0:3])
-        v_rel = matvec(Rp, vrel[i, 3:6])
-        for x in range(3):
-            omega[i, x] = wl[x] + w_rel[x]
-        wd = cross(wl, d)
-        wr = cross(wl, rho)
-        wi = omega[i]
-        wc = cross(wi, dC)
-        for x in range(3):
-            vel[i, x] = vel[l, x] + wd[x] + wr[x] + v_rel[x] - wc[x]
-        if level < 2:
-            continue
-        # relative acceleration J u' + b, in P axes
-        ar = (bias[i, 0], bias[i, 1], bias[i, 2], bias[i, 3], bias[i, 4], bias[i, 5])
-        arl = [ar[0], ar[1], ar[2], ar[3], ar[4], ar[5]]
-        for k in range(nvj):
-            ak = a[vs + k]
-            for x in range(6):
-                arl[x] += J[x, vs + k] * ak
-        al_rel = matvec(Rp, (arl[0], arl[1], arl[2]))
-        a_rel = matvec(Rp, (arl[3], arl[4], arl[5]))
-        al = alpha[l]
-        c1 = cross(wl, w_rel)
-        for x in range(3):
-            alpha[i, x] = al[x] + c1[x] + al_rel[x]
-        ad = cross(al, d)
-        wwd = cross(wl, wd)
-        ard = cross(al, rho)
-        wwr = cross(wl, wr)
-        cor = cross(wl, v_rel)
-        ai = alpha[i]
-        adc = cross(ai, dC)
-        wwc = cross(wi, wc)
-        for x in range(3):
-            acc[i, x] = (acc[l, x] + ad[x] + wwd[x] + ard[x] + wwr[x] + 2.0 * cor[x] + a_rel[x]
-                         - adc[x] - wwc[x])
+            p[b, 0, x] = 0.0
+            oC[0, x] = 0.0
+            for y in range(3):
+                R[b, 0, x, y] = 1.0 if x == y else 0.0
+                RP[0, x, y] = 1.0 if x == y else 0.0
+            if level >= 1:
+                omega[b, 0, x] = 0.0
+                vel[b, 0, x] = 0.0
+            if level >= 2:
+                alpha[b, 0, x] = 0.0
+                acc[b, 0, x] = 0.0
+        for i in range(1, n1):
+            l = parent[i]
+            jt = jtype[i]
+            qs = q_start[i]
+            nqj = nq_joint[i]
+            vs = v_start[i]
+            nvj = nv_joint[i]
+            adr = param_adr[i]
+            # -- the joint: relative pose (Rr, rr), twist tw = J u + sigma, acceleration ar = J u' + b
+            if not generic and has_fast_path(jt):
+                u = V[b, vs] if nvj > 0 else 0.0
+                ud = A[b, vs] if nvj > 0 else 0.0
+                Rr, rr, S = fast_terms(jt, params[adr], params[adr + 1], params[adr + 2],
+                                       Q[b, qs] if nqj > 0 else 0.0, u)
+                if nvj > 0:
+                    for x in range(6):
+                        J[x, vs] = S[x]
+                tw = (S[0] * u, S[1] * u, S[2] * u, S[3] * u, S[4] * u, S[5] * u)
+                ar = (S[0] * ud, S[1] * ud, S[2] * ud, S[3] * ud, S[4] * ud, S[5] * ud)
+            else:
+                joint_eval_generic(jt, params, adr, Q[b], V[b], t, qs, nqj, vs, nvj, i,
+                                   Rrel, rrel, J, sigma, bias, vrel)
+                Rr = (Rrel[i, 0, 0], Rrel[i, 0, 1], Rrel[i, 0, 2], Rrel[i, 1, 0], Rrel[i, 1, 1],
+                      Rrel[i, 1, 2], Rrel[i, 2, 0], Rrel[i, 2, 1], Rrel[i, 2, 2])
+                rr = (rrel[i, 0], rrel[i, 1], rrel[i, 2])
+                tw = (vrel[i, 0], vrel[i, 1], vrel[i, 2], vrel[i, 3], vrel[i, 4], vrel[i, 5])
+                b0 = bias[i, 0]
+                b1 = bias[i, 1]
+                b2 = bias[i, 2]
+                b3 = bias[i, 3]
+                b4 = bias[i, 4]
+                b5 = bias[i, 5]
+                if level >= 2:
+                    for k in range(vs, vs + nvj):
+                        ak = A[b, k]
+                        b0 += J[0, k] * ak
+                        b1 += J[1, k] * ak
+                        b2 += J[2, k] * ak
+                        b3 += J[3, k] * ak
+                        b4 += J[4, k] * ak
+                        b5 += J[5, k] * ak
+                ar = (b0, b1, b2, b3, b4, b5)
+            # -- poses
+            Rl = (R[b, l, 0, 0], R[b, l, 0, 1], R[b, l, 0, 2], R[b, l, 1, 0], R[b, l, 1, 1],
+                  R[b, l, 1, 2], R[b, l, 2, 0], R[b, l, 2, 1], R[b, l, 2, 2])
+            Rp = mm(Rl, (P_rot[i, 0, 0], P_rot[i, 0, 1], P_rot[i, 0, 2], P_rot[i, 1, 0], P_rot[i, 1, 1],
+                         P_rot[i, 1, 2], P_rot[i, 2, 0], P_rot[i, 2, 1], P_rot[i, 2, 2]))
+            Ri = mmT(mm(Rp, Rr), (C_rot[i, 0, 0], C_rot[i, 0, 1], C_rot[i, 0, 2], C_rot[i, 1, 0],
+                                 C_rot[i, 1, 1], C_rot[i, 1, 2], C_rot[i, 2, 0], C_rot[i, 2, 1],
+                                 C_rot[i, 2, 2]))
+            d = mv(Rl, (P_pos[i, 0], P_pos[i, 1], P_pos[i, 2]))
+            rho = mv(Rp, rr)
+            dC = mv(Ri, (-C_pos[i, 0], -C_pos[i, 1], -C_pos[i, 2]))
+            for x in range(3):
+                for y in range(3):
+                    RP[i, x, y] = Rp[3 * x + y]
+                    R[b, i, x, y] = Ri[3 * x + y]
+                oC[i, x] = p[b, l, x] + d[x] + rho[x]
+                p[b, i, x] = oC[i, x] + dC[x]
+            if level < 1:
+                continue
+            # -- twists
+            wl = (omega[b, l, 0], omega[b, l, 1], omega[b, l, 2])
+            w_rel = mv(Rp, (tw[0], tw[1], tw[2]))
+            v_rel = mv(Rp, (tw[3], tw[4], tw[5]))
+            wi = add(wl, w_rel)
+            wd = cross(wl, d)
+            wr = cross(wl, rho)
+            wc = cross(wi, dC)
+            for x in range(3):
+                omega[b, i, x] = wi[x]
+                vel[b, i, x] = vel[b, l, x] + wd[x] + wr[x] + v_rel[x] + wc[x]
+            if level < 2:
+                continue
+            # -- accelerations (classical)
+            al = (alpha[b, l, 0], alpha[b, l, 1], alpha[b, l, 2])
+            al_rel = mv(Rp, (ar[0], ar[1], ar[2]))
+            a_rel = mv(Rp, (ar[3], ar[4], ar[5]))
+            ai = add(add(al, cross(wl, w_rel)), al_rel)
+            ad = cross(al, d)
+            wwd = cross(wl, wd)
+            ard = cross(al, rho)
+            wwr = cross(wl, wr)
+            cor = cross(wl, v_rel)
+            adc = cross(ai, dC)
+            wwc = cross(wi, wc)
+            for x in range(3):
+                alpha[b, i, x] = ai[x]
+                acc[b, i, x] = (acc[b, l, x] + ad[x] + wwd[x] + ard[x] + wwr[x] + 2.0 * cor[x]
+                                + a_rel[x] + adc[x] + wwc[x])
+        if body >= 0:
+            body_jacobian_columns(parent, v_start, nv_joint, J, RP, oC, p, b, body, Jb)
+
+
+@jit
+def body_jacobian_columns(parent, v_start, nv_joint, J, RP, oC, p, b, body, Jb):
+    """World-frame Jacobian of the origin of ``body`` (sample b) into Jb[b]: every joint on the
+    path to the root contributes its J columns turned into world axes (R_P) and moved from the
+    origin of its outboard frame to the body origin."""
+    for x in range(6):
+        for k in range(Jb.shape[2]):
+            Jb[b, x, k] = 0.0
+    j = body
+    while j > 0:
+        Rp = (RP[j, 0, 0], RP[j, 0, 1], RP[j, 0, 2], RP[j, 1, 0], RP[j, 1, 1], RP[j, 1, 2],
+              RP[j, 2, 0], RP[j, 2, 1], RP[j, 2, 2])
+        d = (p[b, body, 0] - oC[j, 0], p[b, body, 1] - oC[j, 1], p[b, body, 2] - oC[j, 2])
+        for k in range(v_start[j], v_start[j] + nv_joint[j]):
+            w = mv(Rp, (J[0, k], J[1, k], J[2, k]))
+            u = mv(Rp, (J[3, k], J[4, k], J[5, k]))
+            wd = cross(w, d)
+            for x in range(3):
+                Jb[b, x, k] = w[x]
+                Jb[b, 3 + x, k] = u[x] + wd[x]
+        j = parent[j]
 
 
 @jit
 def fk_serial(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-              P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
-              Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc):
-    for b in range(q.shape[0]):
-        fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                 P_rot, P_pos, C_rot, C_pos, q[b], v[b], a[b], t[b], level, generic,
-                 Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
-                 R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+              P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
+              Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, Jb):
+    fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+             P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body, 0, Q.shape[0],
+             Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
+             R, p, omega, vel, alpha, acc, Jb)
 
 
 @pjit
 def fk_parallel(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                P_rot, P_pos, C_rot, C_pos, q, v, a, t, level, generic,
-                Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc):
-    B = q.shape[0]
+                P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
+                Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, Jb):
+    B = Q.shape[0]
     nchunk = Rrel.shape[0]
     for c in prange(nchunk):
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                     P_rot, P_pos, C_rot, C_pos, q[b], v[b], a[b], t[b], level, generic,
-                     Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
-                     R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
+        fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
+                 P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
+                 c * B // nchunk, (c + 1) * B // nchunk,
+                 Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
+                 R, p, omega, vel, alpha, acc, Jb)
 
 
 class Kinematics:
@@ -158,7 +222,8 @@ def run_fk(model, q2, qd2, qdd2, t1, level, generic=False, keep_work=False):
     v = _zeros_like_v(model, B, qd2)
     a = _zeros_like_v(model, B, qdd2)
     kernel = fk_parallel if parallel else fk_serial
-    kernel(*model.kernel_args(), q2, v, a, t1, level, generic, *work.args(), R, p, omega, vel, alpha, acc)
+    kernel(*model.kernel_args(), q2, v, a, t1, level, generic, -1, *work.args(), R, p, omega, vel,
+           alpha, acc, np.empty((B, 0, 0)))
     out = (R, p, omega if level >= 1 else None, vel if level >= 1 else None,
            alpha if level >= 2 else None, acc if level >= 2 else None)
     return (out, work) if keep_work else out
@@ -184,7 +249,7 @@ def _jterms_serial_one(parent, jtype, q_start, nq_joint, v_start, nv_joint, para
     for i in range(1, parent.shape[0]):
         vs = v_start[i]
         joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], vs, nv_joint[i],
-                   Rrel[i], rrel[i], J, sigma[i], bias[i], vrel[i], generic)
+                   i, Rrel, rrel, J, sigma, bias, vrel, generic)
         if outboard:
             Ri = Rrel[i]
             for k in range(vs, vs + nv_joint[i]):
@@ -253,54 +318,6 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False):
     return JointTerms(J, sigma, None if qd2 is None else bias, Rrel, rrel, None if qd2 is None else vrel, frame)
 
 
-@jit
-def _body_jacobian_one(parent, v_start, nv_joint, J, RP, oC, p, body, out):
-    """World-frame Jacobian of body origin's [omega; v]: the columns of every joint on the path
-    from the body to the root, each turned into world axes and moved to the body origin."""
-    for x in range(6):
-        for k in range(out.shape[1]):
-            out[x, k] = 0.0
-    j = body
-    while j > 0:
-        Rp = RP[j]
-        for k in range(v_start[j], v_start[j] + nv_joint[j]):
-            w = matvec(Rp, (J[0, k], J[1, k], J[2, k]))
-            u = matvec(Rp, (J[3, k], J[4, k], J[5, k]))
-            d = (p[body, 0] - oC[j, 0], p[body, 1] - oC[j, 1], p[body, 2] - oC[j, 2])
-            wd = cross(w, d)
-            for x in range(3):
-                out[x, k] = w[x]
-                out[3 + x, k] = u[x] + wd[x]
-        j = parent[j]
-
-
-@jit
-def _body_jacobian_serial(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                          P_rot, P_pos, C_rot, C_pos, q, v, t, body,
-                          Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, out):
-    for b in range(q.shape[0]):
-        fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                 P_rot, P_pos, C_rot, C_pos, q[b], v[b], v[b], t[b], 0, False,
-                 Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
-                 R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
-        _body_jacobian_one(parent, v_start, nv_joint, J[0], RP[0], oC[0], p[b], body, out[b])
-
-
-@pjit
-def _body_jacobian_parallel(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                            P_rot, P_pos, C_rot, C_pos, q, v, t, body,
-                            Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, out):
-    B = q.shape[0]
-    nchunk = Rrel.shape[0]
-    for c in prange(nchunk):
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            fk_sweep(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                     P_rot, P_pos, C_rot, C_pos, q[b], v[b], v[b], t[b], 0, False,
-                     Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
-                     R[b], p[b], omega[b], vel[b], alpha[b], acc[b])
-            _body_jacobian_one(parent, v_start, nv_joint, J[c], RP[c], oC[c], p[b], body, out[b])
-
-
 def body_jacobian(model, q, body, t=0.0):
     """World-frame Jacobian (..., 6, nv) of the body origin's [omega; v] (``body``: index or name);
     for rheonomic joints the twist is this Jacobian times qd plus the sigma terms."""
@@ -315,6 +332,7 @@ def body_jacobian(model, q, body, t=0.0):
     empty = np.empty((n, 0, 3))
     v = np.zeros((n, max(model.nv, 1)))
     out = np.zeros((n, 6, model.nv))
-    kernel = _body_jacobian_parallel if parallel else _body_jacobian_serial
-    kernel(*model.kernel_args(), q2, v, t1, i, *work.args(), R, p, empty, empty, empty, empty, out)
+    kernel = fk_parallel if parallel else fk_serial
+    kernel(*model.kernel_args(), q2, v, v, t1, 0, False, i, *work.args(), R, p, empty, empty, empty,
+           empty, out)
     return _inputs.unbatch(B, out)

@@ -1,5 +1,9 @@
-"""Small explicit-loop helpers on 3-vectors and 3x3 matrices stored in numpy arrays (no
-temporaries: each writes into an output it is given or returns scalars)."""
+"""Small 3-vector and 3x3 helpers on tuples (3x3 matrices as row-major 9-tuples).
+
+The sweeps load what they need from the model and workspace arrays by index, do the algebra on
+tuples (registers, no allocation, no reference counting) and store results by index: passing row
+views of arrays into calls costs reference-count traffic that dominates a per-body step.
+"""
 from ._jit import jit
 
 
@@ -9,32 +13,59 @@ def cross(a, b):
 
 
 @jit
-def matvec(R, x):
-    """R x for a 3x3 array R and an indexable 3-vector x."""
-    return (R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
-            R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
-            R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @jit
-def matTvec(R, x):
-    """R^T x."""
-    return (R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2],
-            R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
-            R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2])
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 @jit
-def matmul_into(A, B, out):
-    """out = A B (out must not alias A or B)."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+def mv(A, x):
+    """A x."""
+    return (A[0] * x[0] + A[1] * x[1] + A[2] * x[2],
+            A[3] * x[0] + A[4] * x[1] + A[5] * x[2],
+            A[6] * x[0] + A[7] * x[1] + A[8] * x[2])
 
 
 @jit
-def matmulT_into(A, B, out):
-    """out = A B^T."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[i, 0] * B[j, 0] + A[i, 1] * B[j, 1] + A[i, 2] * B[j, 2]
+def mtv(A, x):
+    """A^T x."""
+    return (A[0] * x[0] + A[3] * x[1] + A[6] * x[2],
+            A[1] * x[0] + A[4] * x[1] + A[7] * x[2],
+            A[2] * x[0] + A[5] * x[1] + A[8] * x[2])
+
+
+@jit
+def mm(A, B):
+    """A B."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@jit
+def mmT(A, B):
+    """A B^T."""
+    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2], A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
+            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[1] + A[5] * B[2], A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
+            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[1] + A[8] * B[2], A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
+            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+
+
+@jit
+def mTm(A, B):
+    """A^T B."""
+    return (A[0] * B[0] + A[3] * B[3] + A[6] * B[6], A[0] * B[1] + A[3] * B[4] + A[6] * B[7],
+            A[0] * B[2] + A[3] * B[5] + A[6] * B[8],
+            A[1] * B[0] + A[4] * B[3] + A[7] * B[6], A[1] * B[1] + A[4] * B[4] + A[7] * B[7],
+            A[1] * B[2] + A[4] * B[5] + A[7] * B[8],
+            A[2] * B[0] + A[5] * B[3] + A[8] * B[6], A[2] * B[1] + A[5] * B[4] + A[8] * B[7],
+            A[2] * B[2] + A[5] * B[5] + A[8] * B[8])
