@@ -8,3 +8,10 @@ from .joints import fn
 from .model import Model
 from .builder import ModelBuilder
 from .kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
+from .rnea import rnea, nonlinear_effects
+from .crba import mass_matrix, forward_dynamics_crba
+from .aba import aba
+from .energy import kinetic_energy, potential_energy, center_of_mass
+from .simulate import simulate, Trajectory, SimulationError
+from .urdf import load_urdf
+from . import models

@@ -66,13 +66,17 @@ def states(model, q, qd=None, qdd=None, t=0.0, names=("q", "qd", "qdd")):
     (B = 1 for a single state); qd2 / qdd2 are None when not given."""
     q, B = state_array(q, model.nq, names[0])
     check_quaternions(model, q, names[0])
-    out = [q.reshape(-1, model.nq)]
+    nb = 1 if B is None else B              # explicit: reshape(-1, 0) fails for nq = 0 models
+    out = [q.reshape(nb, model.nq)]
     for x, nm in ((qd, names[1]), (qdd, names[2])):
         if x is None:
             out.append(None)
         else:
-            x, _ = state_array(x, model.nv, nm, B)
-            out.append(x.reshape(-1, model.nv))
+            x, xb = state_array(x, model.nv, nm, B)
+            if B is None and xb is not None:
+                raise ValueError(f"{nm} has a batch axis (shape {x.shape}) but {names[0]} has none; "
+                                 f"expected shape ({model.nv},)")
+            out.append(x.reshape(nb, model.nv))
     return B, out[0], out[1], out[2], time_array(t, B)
 
 
@@ -83,3 +87,13 @@ def unbatch(B, *arrays):
     else:
         res = arrays
     return res[0] if len(res) == 1 else res
+
+
+def expand_mimic(model, q2, *vs):
+    """A model with mimic joints runs as its expansion (every mimic joint with its own coordinate):
+    returns (expanded model, q, v...) with the coordinates mapped; others pass through."""
+    if not model.has_mimic:
+        return (model, q2) + vs
+    Gq, gq, Gv = model.mimic_map()
+    return (model.expanded(), np.ascontiguousarray(q2 @ Gq.T + gq)) + tuple(
+        None if v is None else np.ascontiguousarray(v @ Gv.T) for v in vs)

@@ -239,6 +239,7 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0):
         raise ValueError("qdd given without qd: accelerations need the velocities too")
     B, q2, qd2, qdd2, t1 = _inputs.states(model, q, qd, qdd, t)
     level = 0 if qd2 is None else (1 if qdd2 is None else 2)
+    model, q2, qd2, qdd2 = _inputs.expand_mimic(model, q2, qd2, qdd2)
     out = run_fk(model, q2, qd2, qdd2, t1, level)
     return Kinematics(*_inputs.unbatch(B, *out))
 
@@ -277,10 +278,14 @@ def _jterms_batch(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr
 
 class JointTerms:
     """EJCE terms of every joint: relative twist = J qd + sigma, relative acceleration =
-    J qdd + bias; R, r the relative pose of C in P; twist the relative twist."""
+    J qdd + bias; R, r the relative pose of C in P; twist the relative twist.
 
-    def __init__(self, J, sigma, bias, R, r, twist, frame):
+    For a model with mimic joints the terms are those of ``model.expanded()`` (a mimic joint has
+    no velocity of its own) and ``v_map`` maps the model's velocities to the expanded ones."""
+
+    def __init__(self, J, sigma, bias, R, r, twist, frame, v_map=None):
         self.J, self.sigma, self.bias, self.R, self.r, self.twist, self.frame = J, sigma, bias, R, r, twist, frame
+        self.v_map = v_map
 
     def __repr__(self):
         return f"<ej.JointTerms J{self.J.shape} frame={self.frame!r}>"
@@ -295,6 +300,8 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False):
     if frame not in ("inboard", "outboard"):
         raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
     B, q2, qd2, _, t1 = _inputs.states(model, q, qd, None, t)
+    v_map = model.mimic_map()[2] if model.has_mimic else None
+    model, q2, qd2 = _inputs.expand_mimic(model, q2, qd2)
     n = q2.shape[0]
     n1 = model.nbodies + 1
     v = np.zeros((n, model.nv)) if qd2 is None else qd2
@@ -315,7 +322,8 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False):
         kernel(*args, q2[0], v[0], t1[0], frame == "outboard", generic, Rrel[0], rrel[0], J[0],
                sigma[0], bias[0], vrel[0])
     J, sigma, bias, Rrel, rrel, vrel = _inputs.unbatch(B, J, sigma, bias, Rrel, rrel, vrel)
-    return JointTerms(J, sigma, None if qd2 is None else bias, Rrel, rrel, None if qd2 is None else vrel, frame)
+    return JointTerms(J, sigma, None if qd2 is None else bias, Rrel, rrel, None if qd2 is None else vrel,
+                      frame, v_map)
 
 
 def body_jacobian(model, q, body, t=0.0):
@@ -323,6 +331,8 @@ def body_jacobian(model, q, body, t=0.0):
     for rheonomic joints the twist is this Jacobian times qd plus the sigma terms."""
     i = model.body_index(body)
     B, q2, _, _, t1 = _inputs.states(model, q, None, None, t)
+    v_map = model.mimic_map()[2] if model.has_mimic else None
+    model, q2 = _inputs.expand_mimic(model, q2)
     n = q2.shape[0]
     n1 = model.nbodies + 1
     parallel = n > 1
@@ -335,4 +345,6 @@ def body_jacobian(model, q, body, t=0.0):
     kernel = fk_parallel if parallel else fk_serial
     kernel(*model.kernel_args(), q2, v, v, t1, 0, False, i, *work.args(), R, p, empty, empty, empty,
            empty, out)
+    if v_map is not None:
+        out = np.ascontiguousarray(out @ v_map)
     return _inputs.unbatch(B, out)

@@ -16,6 +16,14 @@ Shapes (N bodies, nq coordinates, nv velocities, P parameters):
   q_lower, q_upper  (nq,)       coordinate limits (+-inf: none)
   v_limit, effort_limit (nv,)   velocity and effort limits (inf: none)
   gravity           (3,)        world-frame gravitational acceleration
+  joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
+  joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
+
+A mimic joint (URDF ``<mimic>``) is a one-coordinate joint with no coordinate of its own: its rows
+have nq_joint = nv_joint = 0 and its angle (or slide) is ``multiplier * q[q_slice(src)] +
+offset``.  ``expanded()`` returns the same mechanism with every mimic joint given its own
+coordinate, and ``mimic_map()`` the linear maps between the two coordinate vectors, so every
+algorithm can run on the expanded model and project back (see ``mimic_map``).
 """
 import json
 
@@ -27,7 +35,7 @@ from .joints import codes as C
 ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
           "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
           "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
-          "effort_limit", "gravity")
+          "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset")
 
 
 def skew(v):
@@ -45,11 +53,28 @@ def spatial_inertia(mass, com, inertia):
     return M
 
 
+def _scalar(x):
+    return not isinstance(x, (dict, list))
+
+
+def _dumps(obj, indent, level=0):
+    """json.dumps with objects and lists of objects indented, and every vector (list of numbers)
+    or matrix (list of vectors) on a single line."""
+    pad, inner = " " * (indent * level), " " * (indent * (level + 1))
+    if isinstance(obj, dict) and obj:
+        items = [f"{inner}{json.dumps(k)}: {_dumps(v, indent, level + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list) and not all(_scalar(x) or (isinstance(x, list) and all(map(_scalar, x))) for x in obj):
+        return "[\n" + ",\n".join(inner + _dumps(v, indent, level + 1) for v in obj) + "\n" + pad + "]"
+    return json.dumps(obj)
+
+
 class Model:
     """Immutable multibody model; build it with ``ej.ModelBuilder`` or load it from a file."""
 
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
-                 body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit):
+                 body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
+                 joint_mimic=None):
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -57,15 +82,23 @@ class Model:
         self.joint_specs = tuple(joint_specs)
         self.parent = np.asarray(parent, dtype=np.int64)
         self.jtype = np.array([s.code for s in joint_specs], dtype=np.int64)
-        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64)
-        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64)
+        # joint_mimic: per row None or (source joint index, multiplier, offset); validated by the builder
+        mimic = [None] * n1 if joint_mimic is None else list(joint_mimic)
+        self.joint_mimic = np.array([-1 if m is None else m[0] for m in mimic], dtype=np.int64)
+        self.joint_mimic_multiplier = np.array([1.0 if m is None else m[1] for m in mimic], dtype=np.float64)
+        self.joint_mimic_offset = np.array([0.0 if m is None else m[2] for m in mimic], dtype=np.float64)
+        self.has_mimic = bool(np.any(self.joint_mimic >= 0))
+        own = self.joint_mimic < 0      # a mimic joint has no coordinate of its own
+        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64) * own
+        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64) * own
         self.q_start = np.concatenate([[0], np.cumsum(self.nq_joint)[:-1]]).astype(np.int64)
         self.v_start = np.concatenate([[0], np.cumsum(self.nv_joint)[:-1]]).astype(np.int64)
         self.nq = int(self.nq_joint.sum())
         self.nv = int(self.nv_joint.sum())
         blocks = [s.params() for s in joint_specs]
         self.joint_param_adr = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
-        self.joint_params = np.array([v for b in blocks for v in b] or [0.0], dtype=np.float64)
+        # three zeros of padding: kernels may read a joint's first three entries whatever its kind
+        self.joint_params = np.array([v for b in blocks for v in b] + [0.0, 0.0, 0.0], dtype=np.float64)
         self.joint_P_rot = np.array([T.rotation for T in joint_P], dtype=np.float64).reshape(n1, 3, 3)
         self.joint_P_pos = np.array([T.translation for T in joint_P], dtype=np.float64).reshape(n1, 3)
         self.joint_C_rot = np.array([T.rotation for T in joint_C], dtype=np.float64).reshape(n1, 3, 3)
@@ -131,9 +164,18 @@ class Model:
         j = self.joint_index(joint)
         return slice(int(self.v_start[j]), int(self.v_start[j] + self.nv_joint[j]))
 
+    def joint_q_slices(self):
+        """{joint name: slice of q} for every joint but the world's (empty for Fixed and mimic joints)."""
+        return {self.joint_names[j]: self.q_slice(j) for j in range(1, self.nbodies + 1)}
+
+    def joint_v_slices(self):
+        """{joint name: slice of v (qd, qdd, tau)} for every joint but the world's."""
+        return {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)}
+
     def neutral(self):
         """A valid reference configuration (zero angles, unit quaternions)."""
-        return np.concatenate([s.neutral() for s in self.joint_specs] + [np.zeros(0)])
+        return np.concatenate([s.neutral() for j, s in enumerate(self.joint_specs) if self.joint_mimic[j] < 0]
+                              + [np.zeros(0)])
 
     def quaternion_blocks(self):
         """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
@@ -153,8 +195,78 @@ class Model:
             inside[k] = inside[self.parent[k]]
         return np.nonzero(inside)[0]
 
+    # ------------------------------------------------------------------ mimic joints
+    def expanded(self):
+        """The same mechanism with every mimic joint given its own coordinate (no limits on it).
+
+        A model without mimic joints is its own expansion."""
+        if not self.has_mimic:
+            return self
+        cached = self.__dict__.get("_expanded")
+        if cached is not None:
+            return cached
+        from .transform import Transform
+        n1 = self.nbodies + 1
+        lims = [[], [], [], []]
+        for j in range(n1):
+            qs, vs = self.q_slice(j), self.v_slice(j)
+            s = self.joint_specs[j]
+            if self.joint_mimic[j] >= 0:
+                parts = (np.full(s.nq, -np.inf), np.full(s.nq, np.inf), np.full(s.nv, np.inf), np.full(s.nv, np.inf))
+            else:
+                parts = (self.q_lower[qs], self.q_upper[qs], self.v_limit[vs], self.effort_limit[vs])
+            for acc, part in zip(lims, parts):
+                acc.append(part)
+        m = Model(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
+                  joint_specs=self.joint_specs, parent=self.parent,
+                  joint_P=[Transform(R, p) for R, p in zip(self.joint_P_rot, self.joint_P_pos)],
+                  joint_C=[Transform(R, p) for R, p in zip(self.joint_C_rot, self.joint_C_pos)],
+                  body_mass=self.body_mass, body_com=self.body_com, body_inertia=self.body_inertia,
+                  q_lower=np.concatenate(lims[0]), q_upper=np.concatenate(lims[1]),
+                  v_limit=np.concatenate(lims[2]), effort_limit=np.concatenate(lims[3]))
+        object.__setattr__(self, "_expanded", m)
+        return m
+
+    def mimic_map(self):
+        """Linear maps from this model's coordinates to those of ``expanded()``:
+        ``q_full = Gq @ q + gq`` and ``v_full = Gv @ v`` (the same for qd, qdd).
+
+        Everything about a model with mimic joints follows from its expansion: kinematics at
+        (q_full, v_full, qdd_full), and ``tau = Gv.T @ tau_full``, ``M = Gv.T @ M_full @ Gv``,
+        ``h = Gv.T @ h_full``, body Jacobians ``J_full @ Gv``.  Returns (Gq, gq, Gv)."""
+        full = self.expanded()
+        Gq = np.zeros((full.nq, self.nq))
+        gq = np.zeros(full.nq)
+        Gv = np.zeros((full.nv, self.nv))
+        for j in range(1, self.nbodies + 1):
+            src = self.joint_mimic[j]
+            fq, fv = full.q_slice(j), full.v_slice(j)
+            if src < 0:
+                Gq[fq, self.q_slice(j)] = np.eye(fq.stop - fq.start)
+                Gv[fv, self.v_slice(j)] = np.eye(fv.stop - fv.start)
+            else:
+                k = self.joint_mimic_multiplier[j]
+                Gq[fq.start, self.q_start[src]] = k
+                gq[fq.start] = self.joint_mimic_offset[j]
+                Gv[fv.start, self.v_start[src]] = k
+        return Gq, gq, Gv
+
+    def expand_q(self, q):
+        """Coordinates of ``expanded()`` from this model's q, (nq,) or (B, nq)."""
+        Gq, gq, _ = self.mimic_map()
+        return np.asarray(q, dtype=float) @ Gq.T + gq
+
+    def expand_v(self, v):
+        """Velocities (or accelerations) of ``expanded()`` from this model's, (nv,) or (B, nv)."""
+        return np.asarray(v, dtype=float) @ self.mimic_map()[2].T
+
     def kernel_args(self):
         """The tables the kernels read, in their argument order."""
+        if self.has_mimic:
+            # the kernels read each joint's own coordinates; a mimic joint has none
+            names = [self.joint_names[j] for j in np.nonzero(self.joint_mimic >= 0)[0]]
+            raise ModelError(f"the model has mimic joints {names}; run the kernels on model.expanded() "
+                             "with the coordinates mapped by model.mimic_map()")
         return (self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
                 self.joint_param_adr, self.joint_params, self.joint_P_rot, self.joint_P_pos,
                 self.joint_C_rot, self.joint_C_pos)
@@ -166,7 +278,10 @@ class Model:
             lines.append(f"  {i:4d} {self.body_names[i]:<20s} <- {self.body_names[self.parent[i]]:<20s}"
                          f" joint {self.joint_names[i]} {self.joint_specs[i]!r}"
                          f" q[{self.q_start[i]}:{self.q_start[i] + self.nq_joint[i]}]"
-                         f" v[{self.v_start[i]}:{self.v_start[i] + self.nv_joint[i]}]")
+                         f" v[{self.v_start[i]}:{self.v_start[i] + self.nv_joint[i]}]"
+                         + (f" mimics {self.joint_names[self.joint_mimic[i]]!r}"
+                            f" x {self.joint_mimic_multiplier[i]:.6g} + {self.joint_mimic_offset[i]:.6g}"
+                            if self.joint_mimic[i] >= 0 else ""))
         return "\n".join(lines)
 
     def __repr__(self):
@@ -195,12 +310,19 @@ class Model:
                     lim[key] = [float(x) if np.isfinite(x) else None for x in arr[s]]
             if lim:
                 b["limits"] = lim
+            if self.joint_mimic[i] >= 0:
+                b["mimic"] = {"joint": self.joint_names[self.joint_mimic[i]],
+                              "multiplier": float(self.joint_mimic_multiplier[i]),
+                              "offset": float(self.joint_mimic_offset[i])}
             bodies.append(b)
         return {"format": "ejce_nb.model", "version": 1, "gravity": self.gravity.tolist(), "bodies": bodies}
 
     def to_json(self, path=None, indent=1):
-        """Write the model as JSON to ``path`` (or return the text when ``path`` is None)."""
-        text = json.dumps(self.to_dict(), indent=indent)
+        """Write the model as JSON to ``path`` (or return the text when ``path`` is None).
+
+        Numbers are written with Python's shortest round-trip repr, so ``from_json`` gives back
+        bit-identical tables; vectors and matrices are kept on one line each to stay readable."""
+        text = _dumps(self.to_dict(), indent)
         if path is None:
             return text
         with open(path, "w") as f:

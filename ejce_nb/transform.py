@@ -11,6 +11,8 @@ def check_rotation(R, what):
         raise ModelError(f"{what} must be a 3x3 rotation matrix, got {R!r}") from None
     if R.shape != (3, 3) or not np.all(np.isfinite(R)):
         raise ModelError(f"{what} must be a finite 3x3 rotation matrix, got shape {R.shape}")
+    if np.abs(R).max() > 1.0 + 1e-9:        # also keeps R^T R below from overflowing
+        raise ModelError(f"{what} is not a rotation: it has entries beyond +-1 ({R.tolist()})")
     err = np.abs(R.T @ R - np.eye(3)).max()
     if err > 1e-9 or np.linalg.det(R) < 0:
         raise ModelError(f"{what} is not a proper orthonormal rotation (|R^T R - I| = {err:.2e}, "

@@ -18,6 +18,8 @@ def _floats(values, what, ndim=1):
         raise ModelError(f"{what} must be a {ndim}-d list of numbers, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{what} must be finite, got {values!r}")
+    arr = arr.copy()                # never alias the caller's array; specs are immutable
+    arr.flags.writeable = False
     return arr
 
 
@@ -123,10 +125,14 @@ class Spline(Function):
         if len(self.x) < 2:
             raise ModelError(f"Spline needs at least 2 knots, got {len(self.x)}")
         if len(self.x) != len(self.y):
-            raise ModelError(f"Spline knots x ({len(self.x)}) and values y ({len(self.y)}) differ in length")
+            raise ModelError(f"Spline values y ({len(self.y)}) and knots x ({len(self.x)}) differ in length")
         if np.any(np.diff(self.x) <= 0):
             raise ModelError(f"Spline knots x must be strictly increasing, got {self.x.tolist()}")
-        self.m = natural_spline_moments(self.x, self.y)
+        with np.errstate(all="ignore"):
+            self.m = natural_spline_moments(self.x, self.y)
+        if not np.all(np.isfinite(self.m)):
+            raise ModelError("Spline values y are too large: the spline's second derivatives overflow")
+        self.m.flags.writeable = False
 
     def terms(self):
         n = len(self.x)
@@ -215,7 +221,7 @@ def from_dict(d, where="fn"):
     if not isinstance(d, dict) or "type" not in d:
         raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
     kind = d["type"]
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise ModelError(f"{where}.type: unknown function {kind!r}; known: {sorted(_KINDS)}")
     args = {k: v for k, v in d.items() if k != "type"}
     try:
@@ -228,6 +234,9 @@ def from_dict(d, where="fn"):
     except ModelError as e:
         if str(e).startswith(where):
             raise
-        raise ModelError(f"{where}: {e}") from None
+        # constructors word their errors "<Kind> <field> ..." ("Spline knots x": field x)
+        words = str(e).split()
+        field = next((w for w in words[1:3] if w in args), None) if words and words[0] == kind else None
+        raise ModelError(f"{where}{'.' + field if field else ''}: {e}") from None
     except TypeError as e:
         raise ModelError(f"{where}: bad fields for {kind}: {e}") from None

@@ -20,12 +20,18 @@ def unit_axis(axis, what="axis"):
         raise ModelError(f"{what} must be 3 numbers, got {axis!r}") from None
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ModelError(f"{what} must be 3 finite numbers, got {axis!r}")
-    n = float(np.linalg.norm(a))
+    with np.errstate(over="ignore"):
+        n = float(np.linalg.norm(a))
     if n == 0.0:
         raise ModelError(f"{what} is the zero vector; a unit vector is required")
     if abs(n - 1.0) > 1e-6:
         raise ModelError(f"{what} must be a unit vector, got {a.tolist()} of norm {n:.6g}")
-    return a / n
+    # an axis already unit to rounding is kept bit for bit, so that writing a model and reading
+    # it back (JSON, URDF) gives identical tables; renormalising would move its last bits.
+    # A read-only copy: a spec (and the model holding it) must not alias or expose a mutable array
+    out = a.copy() if abs(n - 1.0) <= 4e-16 else a / n
+    out.flags.writeable = False
+    return out
 
 
 class JointSpec:
@@ -258,12 +264,21 @@ _SPECS = {c.__name__: c for c in (Fixed, Revolute, Prismatic, Helical, Cylindric
                                    Planar, Translation, Spherical, Free, Composite)}
 
 
+def field_path(where, kind, fields, err):
+    """``where`` extended by the field an error of a spec's constructor names: the constructors
+    word their errors "<Kind> <field> ...", e.g. "Revolute axis must be a unit vector"."""
+    words = str(err).split()
+    if len(words) > 2 and words[0] == kind and words[1] in fields and words[2] != "and":
+        return f"{where}.{words[1]}"
+    return where
+
+
 def from_dict(d, where="joint"):
-    """Rebuild a joint spec from ``to_dict`` output; errors name ``where``."""
+    """Rebuild a joint spec from ``to_dict`` output; errors name ``where`` and the field."""
     if not isinstance(d, dict) or "type" not in d:
         raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
     kind = d["type"]
-    if kind not in _SPECS:
+    if not isinstance(kind, str) or kind not in _SPECS:
         raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS)}")
     args = {k: v for k, v in d.items() if k != "type"}
     try:
@@ -280,12 +295,20 @@ def from_dict(d, where="joint"):
                 try:
                     ms.append(cls(m.get("axis"), _fn.from_dict(m.get("f"), f"{w}.f")))
                 except ModelError as e:
-                    raise ModelError(e.args[0] if str(e).startswith(w) else f"{w}: {e}") from None
-            return Composite(ms, args.get("nq"))
+                    if str(e).startswith(w):
+                        raise
+                    raise ModelError(f"{field_path(w, m['type'], ('axis',), e)}: {e}") from None
+            try:
+                return Composite(ms, args.get("nq"))
+            except ModelError as e:
+                words = str(e).split()
+                if words[:2] == ["Composite", "motion"] and words[2].isdigit():
+                    raise ModelError(f"{where}.motions[{words[2]}]: {e}") from None
+                raise
         return _SPECS[kind](**args)
     except ModelError as e:
         if str(e).startswith(where):
             raise
-        raise ModelError(f"{where}: {e}") from None
+        raise ModelError(f"{field_path(where, kind, args, e)}: {e}") from None
     except TypeError as e:
         raise ModelError(f"{where}: bad fields for {kind}: {e}") from None

@@ -1,0 +1,610 @@
+"""The joint as the dynamics algorithms see it: S, the joint twist and c_J in successor coordinates.
+
+Every body i is worked on in its outboard joint frame C_i (origin o_C, axes R_P R), the frame
+Featherstone calls the successor frame and Pinocchio the joint frame.  From the EJCE terms of
+joint i (``ejce.joint_eval``: relative pose R, r of C in P; J, sigma, b in P axes; relative twist
+[w_rel; v_rel] = J u + sigma) EJCE.md section 2 gives
+
+    S_i  = [R^T J_w; R^T J_v]                            motion subspace (6 x nv_i, C axes, at o_C)
+    vJ_i = [R^T w_rel; R^T v_rel] = S_i u + [R^T sigma_w; R^T sigma_v]
+    cJ_i = [R^T b_w; R^T (b_v - w_rel x v_rel)]          (d/dt of vJ_i's C coordinates) - S_i u'
+
+and the Pluecker transform from the parent's frame C_p to C_i,
+
+    X_i = [E 0; -E d^ E],   E = (Xt_i R)^T,   d = pt_i + Xt_i r
+
+where (Xt_i, pt_i) is the constant placement of P_i in C_p (Xt = E_c,p^T E_p,
+pt = E_c,p^T (c_p - c_c,p)).  Then
+
+    v_i = X_i v_p + vJ_i                    a_i = X_i a_p + S_i u' + cJ_i + v_i x vJ_i
+
+for every joint, scleronomic or not: sigma (explicit time dependence) enters through vJ, and its
+time derivatives through the bias b inside cJ.  This module also holds the per-model tables
+(inertias moved into C), the per-chunk workspace and the input checks shared by rnea, crba, aba
+and energy.
+"""
+import weakref
+
+import numpy as np
+
+from . import _inputs
+from ._jit import jit
+from .ejce import fast_terms, has_fast_path, joint_eval_generic
+from .errors import SingularJointError
+from .workspace import n_chunks
+
+# A joint's Jacobian counts as rank deficient when one of its normalised columns lies within this
+# distance of the span of the others (a 1e-10 rad neighbourhood of a gimbal lock).
+RANK_TOL = 1e-10
+# A column of S this short counts as zero (the joint does not move along that coordinate).
+ZERO_COLUMN = 1e-12
+# A pivot of D = S^T I^A S at or below this fraction of the subtree's inertia scale means the
+# subtree offers no inertia along the joint's motion (massless subtree).
+PIVOT_TOL = 1e-11
+
+# status codes of the kernels (second entry of a sample's status; the first is the joint)
+OK = 0
+RANK_LOSS = 1
+ARTICULATED_SINGULAR = 2
+MASS_MATRIX_SINGULAR = 3
+
+
+# --------------------------------------------------------------------------- tables per model
+_TABLES = weakref.WeakKeyDictionary()
+
+
+def tables(model):
+    """The read-only tables of the dynamics kernels, computed once per model."""
+    tab = _TABLES.get(model)
+    if tab is not None:
+        return tab
+    n1 = model.nbodies + 1
+    Ec, cc = model.joint_C_rot, model.joint_C_pos
+    Ep, cp = model.joint_P_rot, model.joint_P_pos
+    par = model.parent
+    Xt = np.zeros((n1, 3, 3))
+    pt = np.zeros((n1, 3))
+    Xt[0] = np.eye(3)
+    mass = np.array(model.body_mass, dtype=np.float64)
+    hC = np.zeros((n1, 3))
+    Ib = np.zeros((n1, 3, 3))
+    bo = np.zeros((n1, 3))
+    cC = np.zeros((n1, 3))
+    iscale = np.zeros(n1)
+    for i in range(1, n1):
+        l = par[i]
+        # the world row's C frame is the world frame itself
+        Ecl = Ec[l] if l > 0 else np.eye(3)
+        ccl = cc[l] if l > 0 else np.zeros(3)
+        Xt[i] = Ecl.T @ Ep[i]
+        pt[i] = Ecl.T @ (cp[i] - ccl)
+        m = mass[i]
+        c = Ec[i].T @ (model.body_com[i] - cc[i])
+        cC[i] = c
+        hC[i] = m * c
+        Ib[i] = Ec[i].T @ model.body_inertia[i] @ Ec[i] + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+        bo[i] = -(Ec[i].T @ cc[i])
+        # the largest diagonal entry bounds every entry of a positive semi-definite inertia
+        iscale[i] = max(m, float(np.max(np.diag(Ib[i]))))
+    grav = np.array(model.gravity, dtype=np.float64)
+    tab = tuple(model.kernel_args()[:8]) + (Xt, pt, mass, hC, Ib, bo, cC, iscale, grav)
+    for a in tab:
+        if isinstance(a, np.ndarray) and a.flags.writeable:
+            a.flags.writeable = False
+    _TABLES[model] = tab
+    return tab
+
+
+# --------------------------------------------------------------------------- workspace
+class DynWork:
+    """Per-chunk arrays of the dynamics sweeps; the arrays an algorithm does not need are
+    allocated tiny.  Kernels take them whole and index them (row views handed to calls would
+    cost reference counting in every body step)."""
+
+    def __init__(self, model, nchunk=1, articulated=False, composite=False):
+        n1, nv = model.nbodies + 1, max(model.nv, 1)
+        z = np.zeros
+        big = articulated or composite
+        self.arrays = (
+            z((nchunk, n1, 3, 3)),      # 0 Rrel   relative pose of C in P (generic joints)
+            z((nchunk, n1, 3)),         # 1 rrel
+            z((nchunk, 6, nv)),         # 2 J      EJCE Jacobian columns, P axes
+            z((nchunk, n1, 6)),         # 3 sigma
+            z((nchunk, n1, 6)),         # 4 bias
+            z((nchunk, n1, 6)),         # 5 vrel   relative twist J u + sigma, P axes
+            z((nchunk, n1, 9)),         # 6 E      rotation of X_i (parent C coordinates -> C_i), row-major
+            z((nchunk, n1, 3)),         # 7 d      origin of C_i in the parent's C frame
+            z((nchunk, nv, 6)),         # 8 ST     S columns, one row per velocity variable
+            z((nchunk, n1, 6)),         # 9 vJ     joint twist, C axes
+            z((nchunk, n1, 6)),         # 10 c     velocity-product acceleration cJ + v x vJ
+            z((nchunk, n1, 6)),         # 11 vel   body twist
+            z((nchunk, n1, 6)),         # 12 acc   body acceleration (minus gravity)
+            z((nchunk, n1, 6)),         # 13 f     body force (aba: bias force p^A)
+            z((nchunk, n1, 9)),         # 14 RC    world axes of C_i, row-major
+            z((nchunk, n1, 3)),         # 15 oC    world origin of C_i
+            z((nchunk, n1 if big else 1, 6, 6)),       # 16 IA  articulated / composite inertia
+            z((nchunk, nv if articulated else 1, 6)),  # 17 U   I^A S, one row per velocity
+            z((nchunk, nv if articulated else 1, 6)),  # 18 Dinv rows of D^-1
+            z((nchunk, nv if articulated else 1)),     # 19 uu  tau - S^T p^A
+            z((nchunk, n1 if articulated else 1)),     # 20 sc  inertia scale per subtree
+            z((nchunk, 2, 6, 6)),       # 21 scratch
+        )
+
+
+# --------------------------------------------------------------------------- tuple algebra
+# 6-vectors and 3x3 matrices (row-major 9-tuples) live in registers as tuples; arrays are read
+# and written by index.
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+EYE9 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+
+
+@jit
+def ld3(A, i):
+    return (A[i, 0], A[i, 1], A[i, 2])
+
+
+@jit
+def ld6(A, i):
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
+
+
+@jit
+def ld9(A, i):
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8])
+
+
+@jit
+def ld33(A, i):
+    return (A[i, 0, 0], A[i, 0, 1], A[i, 0, 2], A[i, 1, 0], A[i, 1, 1], A[i, 1, 2],
+            A[i, 2, 0], A[i, 2, 1], A[i, 2, 2])
+
+
+@jit
+def st3(A, i, x):
+    A[i, 0] = x[0]
+    A[i, 1] = x[1]
+    A[i, 2] = x[2]
+
+
+@jit
+def st6(A, i, x):
+    A[i, 0] = x[0]
+    A[i, 1] = x[1]
+    A[i, 2] = x[2]
+    A[i, 3] = x[3]
+    A[i, 4] = x[4]
+    A[i, 5] = x[5]
+
+
+@jit
+def st9(A, i, x):
+    for k in range(9):
+        A[i, k] = x[k]
+
+
+@jit
+def add6(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
+
+
+@jit
+def sub6(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4], a[5] - b[5])
+
+
+@jit
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@jit
+def xmotion(E, d, m):
+    """X m for X = (E, d): [E w; E (v - d x w)]."""
+    w0 = m[0]
+    w1 = m[1]
+    w2 = m[2]
+    u0 = m[3] - (d[1] * w2 - d[2] * w1)
+    u1 = m[4] - (d[2] * w0 - d[0] * w2)
+    u2 = m[5] - (d[0] * w1 - d[1] * w0)
+    return (E[0] * w0 + E[1] * w1 + E[2] * w2,
+            E[3] * w0 + E[4] * w1 + E[5] * w2,
+            E[6] * w0 + E[7] * w1 + E[8] * w2,
+            E[0] * u0 + E[1] * u1 + E[2] * u2,
+            E[3] * u0 + E[4] * u1 + E[5] * u2,
+            E[6] * u0 + E[7] * u1 + E[8] * u2)
+
+
+@jit
+def xforce_T(E, d, f):
+    """X^T f (a force in C_i to the parent's frame): F = E^T f_F, n = E^T f_n + d x F."""
+    F0 = E[0] * f[3] + E[3] * f[4] + E[6] * f[5]
+    F1 = E[1] * f[3] + E[4] * f[4] + E[7] * f[5]
+    F2 = E[2] * f[3] + E[5] * f[4] + E[8] * f[5]
+    return (E[0] * f[0] + E[3] * f[1] + E[6] * f[2] + d[1] * F2 - d[2] * F1,
+            E[1] * f[0] + E[4] * f[1] + E[7] * f[2] + d[2] * F0 - d[0] * F2,
+            E[2] * f[0] + E[5] * f[1] + E[8] * f[2] + d[0] * F1 - d[1] * F0,
+            F0, F1, F2)
+
+
+@jit
+def crm(v, m):
+    """Motion cross product v x m = [w x mw; w x mv + vv x mw]."""
+    return (v[1] * m[2] - v[2] * m[1],
+            v[2] * m[0] - v[0] * m[2],
+            v[0] * m[1] - v[1] * m[0],
+            v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1],
+            v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2],
+            v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0])
+
+
+@jit
+def crf(v, f):
+    """Force cross product v x* f = [w x n + vv x F; w x F]."""
+    return (v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4],
+            v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5],
+            v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3],
+            v[1] * f[5] - v[2] * f[4],
+            v[2] * f[3] - v[0] * f[5],
+            v[0] * f[4] - v[1] * f[3])
+
+
+@jit
+def inertia_mul(m, h, I, x):
+    """I x for the rigid inertia [[I, h^], [-h^, m 1]] about o_C: [I w + h x v; m v - h x w]."""
+    return (I[0] * x[0] + I[1] * x[1] + I[2] * x[2] + h[1] * x[5] - h[2] * x[4],
+            I[3] * x[0] + I[4] * x[1] + I[5] * x[2] + h[2] * x[3] - h[0] * x[5],
+            I[6] * x[0] + I[7] * x[1] + I[8] * x[2] + h[0] * x[4] - h[1] * x[3],
+            m * x[3] - (h[1] * x[2] - h[2] * x[1]),
+            m * x[4] - (h[2] * x[0] - h[0] * x[2]),
+            m * x[5] - (h[0] * x[1] - h[1] * x[0]))
+
+
+@jit
+def wrench_in_C(RC, b, F, fb, i):
+    """The world wrench F[fb, i] ([moment about the body origin; force], world axes) in C_i:
+    axes turned by RC (world axes of C_i), moment moved from the body origin (at b in C_i)."""
+    f0 = RC[0] * F[fb, i, 3] + RC[3] * F[fb, i, 4] + RC[6] * F[fb, i, 5]
+    f1 = RC[1] * F[fb, i, 3] + RC[4] * F[fb, i, 4] + RC[7] * F[fb, i, 5]
+    f2 = RC[2] * F[fb, i, 3] + RC[5] * F[fb, i, 4] + RC[8] * F[fb, i, 5]
+    return (RC[0] * F[fb, i, 0] + RC[3] * F[fb, i, 1] + RC[6] * F[fb, i, 2] + b[1] * f2 - b[2] * f1,
+            RC[1] * F[fb, i, 0] + RC[4] * F[fb, i, 1] + RC[7] * F[fb, i, 2] + b[2] * f0 - b[0] * f2,
+            RC[2] * F[fb, i, 0] + RC[5] * F[fb, i, 1] + RC[8] * F[fb, i, 2] + b[0] * f1 - b[1] * f0,
+            f0, f1, f2)
+
+
+@jit
+def mmT9(A, B):
+    """A B^T for row-major 9-tuples."""
+    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2], A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
+            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[1] + A[5] * B[2], A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
+            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[1] + A[8] * B[2], A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
+            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+
+
+# --------------------------------------------------------------------------- one joint
+@jit
+def joint_step(jt, params, adr, Q, b, V, bv, t, qs, nqj, vs, nvj, i, Xt, pt, generic,
+               Rrel, rrel, J, sigma, bias, vrel, ST):
+    """The joint as the algorithms see it: (E, d) of X_i, vJ_i and cJ_i as tuples, and S_i into
+    rows vs.. of ST.  Q[b], V[bv] are the state; joints with a hand-written path (ejce) skip
+    the workspace, the others go through the generic EJCE evaluation."""
+    if not generic and has_fast_path(jt):
+        u = V[bv, vs] if nvj > 0 else 0.0
+        R, r, Sp = fast_terms(jt, params[adr], params[adr + 1], params[adr + 2],
+                              Q[b, qs] if nqj > 0 else 0.0, u)
+        tw = (Sp[0] * u, Sp[1] * u, Sp[2] * u, Sp[3] * u, Sp[4] * u, Sp[5] * u)
+        bb = ZERO6
+        if nvj > 0:
+            for a in range(3):
+                ST[vs, a] = R[a] * Sp[0] + R[3 + a] * Sp[1] + R[6 + a] * Sp[2]
+                ST[vs, 3 + a] = R[a] * Sp[3] + R[3 + a] * Sp[4] + R[6 + a] * Sp[5]
+    else:
+        joint_eval_generic(jt, params, adr, Q[b], V[bv], t, qs, nqj, vs, nvj, i,
+                           Rrel, rrel, J, sigma, bias, vrel)
+        R = ld33(Rrel, i)
+        r = ld3(rrel, i)
+        tw = ld6(vrel, i)
+        bb = ld6(bias, i)
+        for k in range(vs, vs + nvj):
+            for a in range(3):
+                ST[k, a] = R[a] * J[0, k] + R[3 + a] * J[1, k] + R[6 + a] * J[2, k]
+                ST[k, 3 + a] = R[a] * J[3, k] + R[3 + a] * J[4, k] + R[6 + a] * J[5, k]
+    X = ld33(Xt, i)
+    # E = (Xt R)^T
+    E = (X[0] * R[0] + X[1] * R[3] + X[2] * R[6], X[3] * R[0] + X[4] * R[3] + X[5] * R[6],
+         X[6] * R[0] + X[7] * R[3] + X[8] * R[6],
+         X[0] * R[1] + X[1] * R[4] + X[2] * R[7], X[3] * R[1] + X[4] * R[4] + X[5] * R[7],
+         X[6] * R[1] + X[7] * R[4] + X[8] * R[7],
+         X[0] * R[2] + X[1] * R[5] + X[2] * R[8], X[3] * R[2] + X[4] * R[5] + X[5] * R[8],
+         X[6] * R[2] + X[7] * R[5] + X[8] * R[8])
+    d = (pt[i, 0] + X[0] * r[0] + X[1] * r[1] + X[2] * r[2],
+         pt[i, 1] + X[3] * r[0] + X[4] * r[1] + X[5] * r[2],
+         pt[i, 2] + X[6] * r[0] + X[7] * r[1] + X[8] * r[2])
+    # b_v - w_rel x v_rel: the classical relative acceleration made spatial
+    x0 = bb[3] - (tw[1] * tw[5] - tw[2] * tw[4])
+    x1 = bb[4] - (tw[2] * tw[3] - tw[0] * tw[5])
+    x2 = bb[5] - (tw[0] * tw[4] - tw[1] * tw[3])
+    vJ = (R[0] * tw[0] + R[3] * tw[1] + R[6] * tw[2], R[1] * tw[0] + R[4] * tw[1] + R[7] * tw[2],
+          R[2] * tw[0] + R[5] * tw[1] + R[8] * tw[2], R[0] * tw[3] + R[3] * tw[4] + R[6] * tw[5],
+          R[1] * tw[3] + R[4] * tw[4] + R[7] * tw[5], R[2] * tw[3] + R[5] * tw[4] + R[8] * tw[5])
+    cJ = (R[0] * bb[0] + R[3] * bb[1] + R[6] * bb[2], R[1] * bb[0] + R[4] * bb[1] + R[7] * bb[2],
+          R[2] * bb[0] + R[5] * bb[1] + R[8] * bb[2], R[0] * x0 + R[3] * x1 + R[6] * x2,
+          R[1] * x0 + R[4] * x1 + R[7] * x2, R[2] * x0 + R[5] * x1 + R[8] * x2)
+    return E, d, vJ, cJ
+
+
+# --------------------------------------------------------------------------- 6 x 6 inertias
+@jit
+def rigid_inertia_into(m, h, I, out, i):
+    """out[i] = the 6 x 6 matrix of a rigid inertia ([angular; linear], about o_C)."""
+    for a in range(3):
+        for b in range(3):
+            out[i, a, b] = I[3 * a + b]
+            out[i, 3 + a, 3 + b] = m if a == b else 0.0
+    out[i, 0, 3] = 0.0
+    out[i, 0, 4] = -h[2]
+    out[i, 0, 5] = h[1]
+    out[i, 1, 3] = h[2]
+    out[i, 1, 4] = 0.0
+    out[i, 1, 5] = -h[0]
+    out[i, 2, 3] = -h[1]
+    out[i, 2, 4] = h[0]
+    out[i, 2, 5] = 0.0
+    for a in range(3):
+        for b in range(3):
+            out[i, 3 + b, a] = out[i, a, 3 + b]
+
+
+@jit
+def _rot_block(E, A, ia, r0, c0):
+    """E^T A[ia, r0:r0+3, c0:c0+3] E as 9 scalars: a block in C_i seen in the parent's axes
+    (E maps parent coordinates to C_i coordinates)."""
+    p00 = A[ia, r0, c0] * E[0] + A[ia, r0, c0 + 1] * E[3] + A[ia, r0, c0 + 2] * E[6]
+    p01 = A[ia, r0, c0] * E[1] + A[ia, r0, c0 + 1] * E[4] + A[ia, r0, c0 + 2] * E[7]
+    p02 = A[ia, r0, c0] * E[2] + A[ia, r0, c0 + 1] * E[5] + A[ia, r0, c0 + 2] * E[8]
+    p10 = A[ia, r0 + 1, c0] * E[0] + A[ia, r0 + 1, c0 + 1] * E[3] + A[ia, r0 + 1, c0 + 2] * E[6]
+    p11 = A[ia, r0 + 1, c0] * E[1] + A[ia, r0 + 1, c0 + 1] * E[4] + A[ia, r0 + 1, c0 + 2] * E[7]
+    p12 = A[ia, r0 + 1, c0] * E[2] + A[ia, r0 + 1, c0 + 1] * E[5] + A[ia, r0 + 1, c0 + 2] * E[8]
+    p20 = A[ia, r0 + 2, c0] * E[0] + A[ia, r0 + 2, c0 + 1] * E[3] + A[ia, r0 + 2, c0 + 2] * E[6]
+    p21 = A[ia, r0 + 2, c0] * E[1] + A[ia, r0 + 2, c0 + 1] * E[4] + A[ia, r0 + 2, c0 + 2] * E[7]
+    p22 = A[ia, r0 + 2, c0] * E[2] + A[ia, r0 + 2, c0 + 1] * E[5] + A[ia, r0 + 2, c0 + 2] * E[8]
+    return (E[0] * p00 + E[3] * p10 + E[6] * p20,
+            E[0] * p01 + E[3] * p11 + E[6] * p21,
+            E[0] * p02 + E[3] * p12 + E[6] * p22,
+            E[1] * p00 + E[4] * p10 + E[7] * p20,
+            E[1] * p01 + E[4] * p11 + E[7] * p21,
+            E[1] * p02 + E[4] * p12 + E[7] * p22,
+            E[2] * p00 + E[5] * p10 + E[8] * p20,
+            E[2] * p01 + E[5] * p11 + E[8] * p21,
+            E[2] * p02 + E[5] * p12 + E[8] * p22)
+
+
+@jit
+def inertia_to_parent(E, d, A, ia, out, l):
+    """out[l] += X^T A[ia] X for a symmetric 6 x 6 inertia A[ia] in C_i and X = (E, d).
+
+    Rotating the blocks first (A' = E^T A_ww E, B' = E^T A_wv E, C' = E^T A_vv E) leaves the
+    shift by d as cross products: [[A' + d^ B'^T - K d^, K], [K^T, C']] with K = B' + d^ C'."""
+    a = _rot_block(E, A, ia, 0, 0)
+    b = _rot_block(E, A, ia, 0, 3)
+    c = _rot_block(E, A, ia, 3, 3)
+    d0 = d[0]
+    d1 = d[1]
+    d2 = d[2]
+    K = (b[0] + d1 * c[6] - d2 * c[3], b[1] + d1 * c[7] - d2 * c[4], b[2] + d1 * c[8] - d2 * c[5],
+         b[3] + d2 * c[0] - d0 * c[6], b[4] + d2 * c[1] - d0 * c[7], b[5] + d2 * c[2] - d0 * c[8],
+         b[6] + d0 * c[3] - d1 * c[0], b[7] + d0 * c[4] - d1 * c[1], b[8] + d0 * c[5] - d1 * c[2])
+    # column j of d^ B'^T is d x (row j of B'); row i of -K d^ is d x (row i of K)
+    dbT = (d1 * b[2] - d2 * b[1], d1 * b[5] - d2 * b[4], d1 * b[8] - d2 * b[7],
+           d2 * b[0] - d0 * b[2], d2 * b[3] - d0 * b[5], d2 * b[6] - d0 * b[8],
+           d0 * b[1] - d1 * b[0], d0 * b[4] - d1 * b[3], d0 * b[7] - d1 * b[6])
+    kd = (d1 * K[2] - d2 * K[1], d2 * K[0] - d0 * K[2], d0 * K[1] - d1 * K[0],
+          d1 * K[5] - d2 * K[4], d2 * K[3] - d0 * K[5], d0 * K[4] - d1 * K[3],
+          d1 * K[8] - d2 * K[7], d2 * K[6] - d0 * K[8], d0 * K[7] - d1 * K[6])
+    for x in range(3):
+        for y in range(x, 3):
+            # the exact result is symmetric: average the two triangles to keep it so in floating point
+            tl = 0.5 * (a[3 * x + y] + dbT[3 * x + y] + kd[3 * x + y]
+                        + a[3 * y + x] + dbT[3 * y + x] + kd[3 * y + x])
+            cc = 0.5 * (c[3 * x + y] + c[3 * y + x])
+            out[l, x, y] += tl
+            out[l, 3 + x, 3 + y] += cc
+            if y != x:
+                out[l, y, x] += tl
+                out[l, 3 + y, 3 + x] += cc
+        for y in range(3):
+            k = K[3 * x + y]
+            out[l, x, 3 + y] += k
+            out[l, 3 + y, x] += k
+
+
+@jit
+def max_diag(A, i):
+    """Largest diagonal entry of the 6 x 6 inertia A[i] (bounds every entry when semi-definite)."""
+    m = A[i, 0, 0]
+    for x in range(1, 6):
+        if A[i, x, x] > m:
+            m = A[i, x, x]
+    return m
+
+
+# --------------------------------------------------------------------------- singular joints
+@jit
+def subspace_full_rank(ST, vs, nvj, W):
+    """False when a column of S_i is (nearly) zero or in the span of the others: modified
+    Gram-Schmidt, twice, on the normalised columns (W[0] is 6 x 6 scratch)."""
+    for k in range(nvj):
+        s = 0.0
+        for x in range(6):
+            s += ST[vs + k, x] * ST[vs + k, x]
+        n = np.sqrt(s)
+        if not n > ZERO_COLUMN:
+            return False
+        if nvj == 1:
+            return True
+        for x in range(6):
+            W[0, k, x] = ST[vs + k, x] / n
+        for _ in range(2):
+            for j in range(k):
+                p = 0.0
+                for x in range(6):
+                    p += W[0, j, x] * W[0, k, x]
+                for x in range(6):
+                    W[0, k, x] -= p * W[0, j, x]
+        s = 0.0
+        for x in range(6):
+            s += W[0, k, x] * W[0, k, x]
+        n = np.sqrt(s)
+        if not n > RANK_TOL:
+            return False
+        for x in range(6):
+            W[0, k, x] /= n
+    return True
+
+
+@jit
+def spd_inverse(W, n, ST, vs, ref, Dinv):
+    """D^-1 of D = W[0][:n, :n] (n <= 6, symmetric) into rows vs.. of Dinv, by Cholesky (L in
+    W[1]; W[0] is overwritten).  False when a pivot is not clearly positive against the inertia
+    scale ``ref`` of the subtree (times |S_k|^2, the pivot's own units)."""
+    for j in range(n):
+        s = W[0, j, j]
+        for k in range(j):
+            s -= W[1, j, k] * W[1, j, k]
+        nrm = 0.0
+        for x in range(6):
+            nrm += ST[vs + j, x] * ST[vs + j, x]
+        if not s > PIVOT_TOL * ref * nrm:
+            return False
+        ljj = np.sqrt(s)
+        W[1, j, j] = ljj
+        for i in range(j + 1, n):
+            s2 = W[0, i, j]
+            for k in range(j):
+                s2 -= W[1, i, k] * W[1, j, k]
+            W[1, i, j] = s2 / ljj
+    if n == 1:
+        Dinv[vs, 0] = 1.0 / (W[1, 0, 0] * W[1, 0, 0])
+        return True
+    # L^-1 (lower) into W[0], then D^-1 = L^-T L^-1
+    for j in range(n):
+        W[0, j, j] = 1.0 / W[1, j, j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s += W[1, i, k] * W[0, k, j]
+            W[0, i, j] = -s / W[1, i, i]
+    for a in range(n):
+        for b in range(a, n):
+            s = 0.0
+            for k in range(b, n):
+                s += W[0, k, a] * W[0, k, b]
+            Dinv[vs + a, b] = s
+            Dinv[vs + b, a] = s
+    return True
+
+
+# --------------------------------------------------------------------------- Python side
+def expansion(model):
+    """(model to run the kernels on, Gq, gq, Gv) for a model with mimic joints, else None."""
+    if not getattr(model, "has_mimic", False):
+        return None
+    Gq, gq, Gv = model.mimic_map()
+    return model.expanded(), Gq, gq, Gv
+
+
+def fext_array(model, f_ext, B):
+    """f_ext as (1 or B, N+1, 6) float64 and whether it is given (row 0, the world, is ignored)."""
+    if f_ext is None:
+        return np.zeros((1, 1, 6)), False
+    n1 = model.nbodies + 1
+    try:
+        a = np.ascontiguousarray(f_ext, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"f_ext must be an array of numbers, got {type(f_ext).__name__}") from None
+    want = f"({n1}, 6)" + ("" if B is None else f" or ({B}, {n1}, 6)")
+    if a.shape == (n1, 6):
+        a = a.reshape(1, n1, 6)
+    elif not (B is not None and a.shape == (B, n1, 6)):
+        raise ValueError(f"f_ext must have shape {want} (one world-frame wrench [moment about the body "
+                         f"origin; force] per body, row 0 the world), got {a.shape}")
+    fin = np.isfinite(a[:, 1:])
+    if not np.all(fin):
+        bad = np.argwhere(~fin)[0]
+        body = model.body_names[int(bad[1]) + 1]
+        where = f"sample {int(bad[0])}, " if a.shape[0] > 1 else ""
+        raise ValueError(f"f_ext contains NaN or inf ({where}body {body!r})")
+    return a, True
+
+
+def states(model, q, vectors, t):
+    """Validate q (nq,) / (B, nq), the (array, name) pairs of length nv and t; returns
+    (B or None, q2, [v2 ...], t1) with a batch axis always present and the velocity-sized arrays
+    padded to at least one column (the kernels index them by v_start)."""
+    q, B = _inputs.state_array(q, model.nq, "q")
+    _inputs.check_quaternions(model, q, "q")
+    n = 1 if B is None else B
+    q2 = q.reshape(n, model.nq)
+    out = []
+    for x, name in vectors:
+        a, _ = _inputs.state_array(x, model.nv, name, B)
+        out.append(pad_v(a.reshape(n, model.nv)))
+    return B, q2, out, _inputs.time_array(t, B)
+
+
+def pad_v(a):
+    if a.shape[1] > 0:
+        return a
+    return np.zeros((a.shape[0], 1))
+
+
+def run(serial, parallel, tabs, B, model, args, articulated=False, composite=False):
+    """Run a kernel over a validated batch: serially for one state, else over chunks in parallel."""
+    n = args[0].shape[0]
+    if n > 1:
+        work = DynWork(model, n_chunks(n), articulated, composite)
+        parallel(tabs, *args, work.arrays)
+    else:
+        work = DynWork(model, 1, articulated, composite)
+        serial(tabs, *args, work.arrays)
+
+
+def raise_singular(model, status, q2, t1, B, what):
+    """Turn the kernels' per-sample status (joint, code) into a SingularJointError."""
+    bad = np.nonzero(status[:, 0] >= 0)[0]
+    if len(bad) == 0:
+        return
+    b = int(bad[0])
+    j = int(status[b, 0])
+    code = int(status[b, 1])
+    name = model.joint_names[j]
+    qs = model.q_slice(j)
+    conf = f"q[{qs.start}:{qs.stop}] = {np.array2string(q2[b, qs], precision=6)}"
+    if model.rheonomic:
+        conf += f", t = {t1[b]:.6g}"
+    if code == RANK_LOSS:
+        why = (f"the joint's Jacobian loses rank at {conf}: its motion subspace S has linearly "
+               f"dependent (or zero) columns (gimbal lock of {model.joint_specs[j]!r}); its velocity "
+               "variables are not independent there, so the dynamics is undefined")
+    elif code == ARTICULATED_SINGULAR:
+        sub = [model.body_names[k] for k in model.subtree(j)]
+        why = (f"the articulated inertia of the subtree it carries (bodies {sub}) is singular along "
+               f"the joint's motion at {conf}: a massless subtree (or one without inertia about the "
+               "joint's axes) makes the mass matrix singular")
+    else:
+        why = (f"the mass matrix is singular (not positive definite) at the velocity variables of "
+               f"this joint, at {conf}: a massless subtree or a degenerate joint")
+    if B is None:
+        msg = f"{what}: joint {name!r}: {why}"
+    else:
+        listed = ", ".join(f"{int(k)} (joint {model.joint_names[int(status[k, 0])]!r})" for k in bad[:10])
+        more = "" if len(bad) <= 10 else f", ... ({len(bad) - 10} more)"
+        msg = (f"{what}: {len(bad)} of {B} samples are singular: samples {listed}{more}; "
+               f"sample {b}, joint {name!r}: {why}")
+    err = SingularJointError(msg)
+    err.joint = name
+    err.samples = bad if B is not None else None
+    err.joints = [model.joint_names[int(status[k, 0])] for k in bad]
+    raise err
