@@ -13,13 +13,14 @@ import numpy as np
 PAPER_SEQUENCES = ("ZXZ", "ZYX", "XYZ", "YXY", "zxz", "zyx", "xyz", "yzy")
 
 
-def paper_example(n_states=5, seed=2026, out=sys.stdout):
+def paper_example(n_states=5, seed=2026, out=None):
     """A spherical joint between two bodies: the Jacobian of the generic EJCE method beside the
     matrix of Euler's kinematic equations, for several sequences and random states.  Returns the
     largest difference."""
     from . import ModelBuilder, joint_terms, joints
     from .euler import euler_rate_matrix
 
+    out = out or sys.stdout
     rng = np.random.default_rng(seed)
     worst = 0.0
     print("Paper example: spherical joint between two bodies, Jacobian of the EJCE method vs "
@@ -41,11 +42,12 @@ def paper_example(n_states=5, seed=2026, out=sys.stdout):
     return worst
 
 
-def bench(model, batch=100_000, repeats=3, threads=None, out=sys.stdout):
+def bench(model, batch=100_000, repeats=3, threads=None, out=None):
     """Throughput (states/s) of batched forward kinematics with accelerations."""
     import numba
 
     from . import forward_kinematics
+    out = out or sys.stdout
     if threads:
         numba.set_num_threads(threads)
     rng = np.random.default_rng(0)
