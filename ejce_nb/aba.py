@@ -25,9 +25,10 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add6, crf, crm, inertia_mul, inertia_to_parent, joint_step,
-                           ld3, ld33, ld6, ld9, max_diag, mmT9, rigid_inertia_into, spd_inverse, st3,
-                           st6, st9, sub6, subspace_full_rank, wrench_in_C, xforce_T, xmotion)
+from .joint_motion import (EYE9, ZERO6, add21, add6, crf, crm, dot6, inertia_mul, joint_pass, ld21, ld3,
+                           ld33, ld6, ld9, mmT9, rigid21, spd_inverse, st21, st6, st9, sub6,
+                           sym_max_diag, sym_mul, sym_sub_outer, sym_to_parent, wrench_in_C, xforce_T,
+                           xmotion)
 
 
 @jit
@@ -41,117 +42,108 @@ def _fail(qdd, status, b, i, code):
 @jit
 def aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
               Ib, bo, iscale, grav, Q, V, TAU, T, F, has_fext, lo, hi, generic,
-              Rrel, rrel, J, sigma, bias, vrel, E, d, ST, c, vel, acc, pA, RC, IA, U, Dinv, uu, sc, W,
+              Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, c, vel, acc, pA, RC, IA, U, Dinv, uu, sc, W,
               QDD, status):
     """qdd of samples lo..hi-1 into QDD; status[b] = (-1, 0), or (joint, code) with QDD[b] NaN
-    when D_i is singular.  The workspace (Rrel .. W) is one chunk's."""
+    when D_i is singular.  The workspace (Rrel .. W) is one chunk's; c holds cJ from the joint
+    pass, then c_i = cJ_i + v_i x vJ_i."""
     n1 = parent.shape[0]
     a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     for b in range(lo, hi):
-        t = T[b]
-        fb = b if F.shape[0] > 1 else 0
         status[b, 0] = -1
         status[b, 1] = jm.OK
-        failed = False
+        bad = joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, b,
+                         T[b], generic, True, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, c, W)
+        if bad >= 0:
+            _fail(QDD, status, b, bad, jm.RANK_LOSS)
+            continue
+        fb = b if F.shape[0] > 1 else 0
         # -- outward: twists, velocity-product accelerations, rigid inertias and bias forces
         for i in range(1, n1):
             l = parent[i]
-            vs = v_start[i]
-            nvj = nv_joint[i]
-            Ei, di, vJ, cJ = joint_step(jtype[i], params, adr[i], Q, b, V, b, t, q_start[i],
-                                        nq_joint[i], vs, nvj, i, Xt, pt, generic,
-                                        Rrel, rrel, J, sigma, bias, vrel, ST)
-            if nvj > 0 and not subspace_full_rank(ST, vs, nvj, W):
-                _fail(QDD, status, b, i, jm.RANK_LOSS)
-                failed = True
-                break
-            st9(E, i, Ei)
-            st3(d, i, di)
-            vi = add6(xmotion(Ei, di, ZERO6 if l == 0 else ld6(vel, l)), vJ)
+            Ei = ld9(E, i)
+            vJi = ld6(vJ, i)
+            vi = add6(xmotion(Ei, ld3(d, i), ZERO6 if l == 0 else ld6(vel, l)), vJi)
             st6(vel, i, vi)
-            st6(c, i, add6(cJ, crm(vi, vJ)))
+            st6(c, i, add6(ld6(c, i), crm(vi, vJi)))
             m = mass[i]
             h = ld3(hC, i)
             I = ld33(Ib, i)
-            rigid_inertia_into(m, h, I, IA, i)
+            st21(IA, i, rigid21(m, h, I))
             sc[i] = iscale[i]
             pi = crf(vi, inertia_mul(m, h, I, vi))
             if has_fext:
                 RCi = mmT9(EYE9 if l == 0 else ld9(RC, l), Ei)
                 st9(RC, i, RCi)
-                pi = sub6(pi, wrench_in_C(RCi, ld3(bo, i), F, fb, i))
+                fw = (F[fb, i, 0], F[fb, i, 1], F[fb, i, 2], F[fb, i, 3], F[fb, i, 4], F[fb, i, 5])
+                pi = sub6(pi, wrench_in_C(RCi, ld3(bo, i), fw))
             st6(pA, i, pi)
-        if failed:
-            continue
         # -- inward: articulated inertias and bias forces
+        failed = False
         for i in range(n1 - 1, 0, -1):
             vs = v_start[i]
             nvj = nv_joint[i]
             l = parent[i]
+            Ai = ld21(IA, i)
             pi = ld6(pA, i)
             # the largest inertia I^A_i was assembled from bounds its rounding: the pivots of D_i
             # are judged against it (a scale of real inertias, so it does not compound down a chain)
-            md = max_diag(IA, i)
+            md = sym_max_diag(Ai)
             ref = max(sc[i], md)
             for k in range(vs, vs + nvj):
-                for x in range(6):
-                    U[k, x] = (IA[i, x, 0] * ST[k, 0] + IA[i, x, 1] * ST[k, 1] + IA[i, x, 2] * ST[k, 2]
-                               + IA[i, x, 3] * ST[k, 3] + IA[i, x, 4] * ST[k, 4] + IA[i, x, 5] * ST[k, 5])
-                uu[k] = TAU[b, k] - (ST[k, 0] * pi[0] + ST[k, 1] * pi[1] + ST[k, 2] * pi[2]
-                                     + ST[k, 3] * pi[3] + ST[k, 4] * pi[4] + ST[k, 5] * pi[5])
-            if nvj > 0:
+                Sk = ld6(ST, k)
+                st6(U, k, sym_mul(Ai, Sk))
+                uu[k] = TAU[b, k] - dot6(Sk, pi)
+            if nvj == 1:
+                Sk = ld6(ST, vs)
+                D = dot6(Sk, ld6(U, vs))
+                if not D > jm.PIVOT_TOL * ref * dot6(Sk, Sk):
+                    failed = True
+                else:
+                    Dinv[vs, 0] = 1.0 / D
+            elif nvj > 1:
                 for j in range(nvj):
                     for k in range(j, nvj):
-                        s = 0.0
-                        for x in range(6):
-                            s += ST[vs + j, x] * U[vs + k, x]
+                        s = dot6(ld6(ST, vs + j), ld6(U, vs + k))
                         W[0, j, k] = s
                         W[0, k, j] = s
-                if not spd_inverse(W, nvj, ST, vs, ref, Dinv):
-                    _fail(QDD, status, b, i, jm.ARTICULATED_SINGULAR)
-                    failed = True
-                    break
+                failed = not spd_inverse(W, nvj, ST, vs, ref, Dinv)
+            if failed:
+                _fail(QDD, status, b, i, jm.ARTICULATED_SINGULAR)
+                break
             if l == 0:
                 continue
-            # U D^-1 (6 x nvj) into W[0], then I^a = I^A - U D^-1 U^T into W[1]
-            for x in range(6):
-                for k in range(nvj):
-                    s = 0.0
-                    for j in range(nvj):
-                        s += U[vs + j, x] * Dinv[vs + j, k]
-                    W[0, x, k] = s
-            for x in range(6):
-                for y in range(x, 6):
-                    s = IA[i, x, y]
-                    for k in range(nvj):
-                        s -= W[0, x, k] * U[vs + k, y]
-                    W[1, x, y] = s
-                    W[1, y, x] = s
-            # p^a = p^A + I^a c + U D^-1 u
-            p0, p1, p2, p3, p4, p5 = pi
+            # I^a = I^A - U D^-1 U^T,  p^a = p^A + I^a c + U D^-1 u
+            Ia = Ai
+            pa = pi
             for k in range(nvj):
+                x0 = 0.0
+                x1 = 0.0
+                x2 = 0.0
+                x3 = 0.0
+                x4 = 0.0
+                x5 = 0.0
+                for j in range(nvj):
+                    w = Dinv[vs + j, k]
+                    x0 += U[vs + j, 0] * w
+                    x1 += U[vs + j, 1] * w
+                    x2 += U[vs + j, 2] * w
+                    x3 += U[vs + j, 3] * w
+                    x4 += U[vs + j, 4] * w
+                    x5 += U[vs + j, 5] * w
+                UDk = (x0, x1, x2, x3, x4, x5)
+                Ia = sym_sub_outer(Ia, UDk, ld6(U, vs + k))
                 w = uu[vs + k]
-                p0 += W[0, 0, k] * w
-                p1 += W[0, 1, k] * w
-                p2 += W[0, 2, k] * w
-                p3 += W[0, 3, k] * w
-                p4 += W[0, 4, k] * w
-                p5 += W[0, 5, k] * w
-            for y in range(6):
-                cy = c[i, y]
-                p0 += W[1, 0, y] * cy
-                p1 += W[1, 1, y] * cy
-                p2 += W[1, 2, y] * cy
-                p3 += W[1, 3, y] * cy
-                p4 += W[1, 4, y] * cy
-                p5 += W[1, 5, y] * cy
+                pa = (pa[0] + x0 * w, pa[1] + x1 * w, pa[2] + x2 * w, pa[3] + x3 * w, pa[4] + x4 * w,
+                      pa[5] + x5 * w)
+            pa = add6(pa, sym_mul(Ia, ld6(c, i)))
             Ei = ld9(E, i)
             di = ld3(d, i)
-            inertia_to_parent(Ei, di, W, 1, IA, l)
-            st6(pA, l, add6(ld6(pA, l), xforce_T(Ei, di, (p0, p1, p2, p3, p4, p5))))
-            g = 1.0 + np.sqrt(di[0] * di[0] + di[1] * di[1] + di[2] * di[2])
-            # rounding in I^a scales with the unprojected inertia, moved by the lever d
-            e = md * g * g
+            add21(IA, l, sym_to_parent(Ei, di, Ia))
+            st6(pA, l, add6(ld6(pA, l), xforce_T(Ei, di, pa)))
+            # rounding in I^a scales with the unprojected inertia, moved by the lever d:
+            # (1 + |d|)^2 <= 2 (1 + |d|^2)
+            e = 2.0 * md * (1.0 + di[0] * di[0] + di[1] * di[1] + di[2] * di[2])
             if e > sc[l]:
                 sc[l] = e
         if failed:
@@ -161,10 +153,10 @@ def aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, 
             vs = v_start[i]
             nvj = nv_joint[i]
             l = parent[i]
-            a0, a1, a2, a3, a4, a5 = add6(xmotion(ld9(E, i), ld3(d, i), a_base if l == 0 else ld6(acc, l)),
-                                          ld6(c, i))
+            ap = add6(xmotion(ld9(E, i), ld3(d, i), a_base if l == 0 else ld6(acc, l)), ld6(c, i))
             for k in range(vs, vs + nvj):
-                uu[k] -= U[k, 0] * a0 + U[k, 1] * a1 + U[k, 2] * a2 + U[k, 3] * a3 + U[k, 4] * a4 + U[k, 5] * a5
+                uu[k] -= dot6(ld6(U, k), ap)
+            a0, a1, a2, a3, a4, a5 = ap
             for j in range(nvj):
                 s = 0.0
                 for k in range(nvj):
@@ -186,8 +178,8 @@ def aba_serial(tabs, Q, V, TAU, T, F, has_fext, generic, QDD, status, ws):
     aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
               Ib, bo, iscale, grav, Q, V, TAU, T, F, has_fext, 0, Q.shape[0], generic,
               ws[0][0], ws[1][0], ws[2][0], ws[3][0], ws[4][0], ws[5][0], ws[6][0], ws[7][0], ws[8][0],
-              ws[10][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[16][0], ws[17][0], ws[18][0],
-              ws[19][0], ws[20][0], ws[21][0], QDD, status)
+              ws[9][0], ws[10][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[16][0], ws[17][0],
+              ws[18][0], ws[19][0], ws[20][0], ws[21][0], QDD, status)
 
 
 @pjit
@@ -200,8 +192,8 @@ def aba_parallel(tabs, Q, V, TAU, T, F, has_fext, generic, QDD, status, ws):
         aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                   Ib, bo, iscale, grav, Q, V, TAU, T, F, has_fext, c * B // nchunk, (c + 1) * B // nchunk,
                   generic, ws[0][c], ws[1][c], ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c],
-                  ws[7][c], ws[8][c], ws[10][c], ws[11][c], ws[12][c], ws[13][c], ws[14][c], ws[16][c],
-                  ws[17][c], ws[18][c], ws[19][c], ws[20][c], ws[21][c], QDD, status)
+                  ws[7][c], ws[8][c], ws[9][c], ws[10][c], ws[11][c], ws[12][c], ws[13][c], ws[14][c],
+                  ws[16][c], ws[17][c], ws[18][c], ws[19][c], ws[20][c], ws[21][c], QDD, status)
 
 
 def run_aba(model, q2, qd2, tau2, t1, fext, has_fext, generic=False):
@@ -209,7 +201,7 @@ def run_aba(model, q2, qd2, tau2, t1, fext, has_fext, generic=False):
     n = q2.shape[0]
     qdd = np.zeros((n, max(model.nv, 1)))
     status = np.zeros((n, 2), dtype=np.int64)
-    jm.run(aba_serial, aba_parallel, jm.tables(model), None, model,
+    jm.run(aba_serial, aba_parallel, jm.tables(model), model,
            (q2, qd2, tau2, t1, fext, has_fext, generic, qdd, status), articulated=True)
     return qdd[:, :model.nv], status
 

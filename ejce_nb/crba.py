@@ -16,34 +16,25 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (inertia_to_parent, joint_step, ld3, ld33, ld6, ld9, rigid_inertia_into, st3,
-                           st9, subspace_full_rank, xforce_T)
+from .joint_motion import (add21, joint_pass, ld21, ld3, ld33, ld6, ld9, rigid21, st21, sym_mul,
+                           sym_to_parent, xforce_T)
 from .rnea import run_rnea
 
 
 @jit
 def crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-               Ib, Q, Z, T, lo, hi, generic, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, IC, W,
+               Ib, Q, Z, T, lo, hi, generic, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, IC, W,
                M, status):
     """M of samples lo..hi-1; status[b] = (first joint whose S loses rank, code) or (-1, 0).
     Z: one row of zero velocities (S does not depend on them)."""
     n1 = parent.shape[0]
     for b in range(lo, hi):
-        t = T[b]
-        status[b, 0] = -1
-        status[b, 1] = jm.OK
+        bad = joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, Z, 0,
+                         T[b], generic, True, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W)
+        status[b, 0] = bad
+        status[b, 1] = jm.OK if bad < 0 else jm.RANK_LOSS
         for i in range(1, n1):
-            vs = v_start[i]
-            nvj = nv_joint[i]
-            Ei, di, vJ, cJ = joint_step(jtype[i], params, adr[i], Q, b, Z, 0, t, q_start[i],
-                                        nq_joint[i], vs, nvj, i, Xt, pt, generic,
-                                        Rrel, rrel, J, sigma, bias, vrel, ST)
-            st9(E, i, Ei)
-            st3(d, i, di)
-            if nvj > 0 and status[b, 0] < 0 and not subspace_full_rank(ST, vs, nvj, W):
-                status[b, 0] = i
-                status[b, 1] = jm.RANK_LOSS
-            rigid_inertia_into(mass[i], ld3(hC, i), ld33(Ib, i), IC, i)
+            st21(IC, i, rigid21(mass[i], ld3(hC, i), ld33(Ib, i)))
         for x in range(M.shape[1]):
             for y in range(M.shape[2]):
                 M[b, x, y] = 0.0
@@ -51,17 +42,16 @@ def crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params,
         for i in range(n1 - 1, 0, -1):
             l = parent[i]
             if l > 0:
-                inertia_to_parent(ld9(E, i), ld3(d, i), IC, i, IC, l)
+                add21(IC, l, sym_to_parent(ld9(E, i), ld3(d, i), ld21(IC, i)))
         for i in range(1, n1):
             vs = v_start[i]
             nvj = nv_joint[i]
-            # F = I^c_i S_i, one row of W[0] per column of S
+            Ic = ld21(IC, i)
+            # F = I^c_i S_i, one row of W[0] per column of S, carried to each ancestor j as X^T F
             for k in range(nvj):
+                Fk = sym_mul(Ic, ld6(ST, vs + k))
                 for x in range(6):
-                    s = 0.0
-                    for y in range(6):
-                        s += IC[i, x, y] * ST[vs + k, y]
-                    W[0, k, x] = s
+                    W[0, k, x] = Fk[x]
             for k in range(nvj):
                 for k2 in range(k, nvj):
                     s = 0.0
@@ -95,7 +85,7 @@ def crba_serial(tabs, Q, Z, T, generic, M, status, ws):
      cC, iscale, grav) = tabs
     crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                Ib, Q, Z, T, 0, Q.shape[0], generic, ws[0][0], ws[1][0], ws[2][0], ws[3][0], ws[4][0],
-               ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[16][0], ws[21][0], M, status)
+               ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[9][0], ws[10][0], ws[16][0], ws[21][0], M, status)
 
 
 @pjit
@@ -107,8 +97,8 @@ def crba_parallel(tabs, Q, Z, T, generic, M, status, ws):
     for c in prange(nchunk):
         crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                    Ib, Q, Z, T, c * B // nchunk, (c + 1) * B // nchunk, generic, ws[0][c], ws[1][c],
-                   ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c], ws[8][c], ws[16][c],
-                   ws[21][c], M, status)
+                   ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c], ws[8][c], ws[9][c],
+                   ws[10][c], ws[16][c], ws[21][c], M, status)
 
 
 def run_crba(model, q2, t1, generic=False):
@@ -118,7 +108,7 @@ def run_crba(model, q2, t1, generic=False):
     M = np.zeros((n, nv, nv))
     status = np.zeros((n, 2), dtype=np.int64)
     Z = np.zeros((1, max(nv, 1)))
-    jm.run(crba_serial, crba_parallel, jm.tables(model), None, model, (q2, Z, t1, generic, M, status),
+    jm.run(crba_serial, crba_parallel, jm.tables(model), model, (q2, Z, t1, generic, M, status),
            composite=True)
     return M, status
 
@@ -152,7 +142,8 @@ def _chol_solve_one(M, rhs, out, scale_tol):
         s = M[j, j]
         for k in range(j):
             s -= M[j, k] * M[j, k]
-        if not s > scale_tol * max(abs(M[j, j]), 1e-300) or not s > 0.0:
+        # a pivot lost to cancellation against its own diagonal: M is singular there
+        if not (s > 0.0 and s > scale_tol * M[j, j]):
             for x in range(n):
                 out[x] = np.nan
             return j

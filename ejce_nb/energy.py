@@ -13,18 +13,19 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add6, dot6, inertia_mul, joint_step, ld3, ld33, ld6, ld9, mmT9,
+from .joint_motion import (EYE9, ZERO6, add6, dot6, inertia_mul, joint_pass, ld3, ld33, ld6, ld9, mmT9,
                            st3, st6, st9, xmotion)
 
 
 @jit
 def energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-                 Ib, cC, grav, Q, V, T, lo, hi, generic, Rrel, rrel, J, sigma, bias, vrel, ST,
-                 vel, RC, oC, OUT):
+                 Ib, cC, grav, Q, V, T, lo, hi, generic, Rrel, rrel, J, sigma, bias, vrel, E, d, ST,
+                 vJ, cJ, vel, RC, oC, W, OUT):
     """OUT[b] = (T, V, sum m c_x, sum m c_y, sum m c_z) of samples lo..hi-1."""
     n1 = parent.shape[0]
     for b in range(lo, hi):
-        t = T[b]
+        joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, b, T[b],
+                   generic, False, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W)
         kin = 0.0
         pot = 0.0
         m0 = 0.0
@@ -32,9 +33,8 @@ def energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, param
         m2 = 0.0
         for i in range(1, n1):
             l = parent[i]
-            Ei, di, vJ, cJ = joint_step(jtype[i], params, adr[i], Q, b, V, b, t, q_start[i],
-                                        nq_joint[i], v_start[i], nv_joint[i], i, Xt, pt, generic,
-                                        Rrel, rrel, J, sigma, bias, vrel, ST)
+            Ei = ld9(E, i)
+            di = ld3(d, i)
             RCl = EYE9 if l == 0 else ld9(RC, l)
             oCl = (0.0, 0.0, 0.0) if l == 0 else ld3(oC, l)
             RCi = mmT9(RCl, Ei)
@@ -43,14 +43,14 @@ def energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, param
                  oCl[2] + RCl[6] * di[0] + RCl[7] * di[1] + RCl[8] * di[2])
             st9(RC, i, RCi)
             st3(oC, i, o)
-            vi = add6(xmotion(Ei, di, ZERO6 if l == 0 else ld6(vel, l)), vJ)
+            vi = add6(xmotion(Ei, di, ZERO6 if l == 0 else ld6(vel, l)), ld6(vJ, i))
             st6(vel, i, vi)
             m = mass[i]
             kin += 0.5 * dot6(vi, inertia_mul(m, ld3(hC, i), ld33(Ib, i), vi))
-            c = ld3(cC, i)
-            w0 = o[0] + RCi[0] * c[0] + RCi[1] * c[1] + RCi[2] * c[2]
-            w1 = o[1] + RCi[3] * c[0] + RCi[4] * c[1] + RCi[5] * c[2]
-            w2 = o[2] + RCi[6] * c[0] + RCi[7] * c[1] + RCi[8] * c[2]
+            cc = ld3(cC, i)
+            w0 = o[0] + RCi[0] * cc[0] + RCi[1] * cc[1] + RCi[2] * cc[2]
+            w1 = o[1] + RCi[3] * cc[0] + RCi[4] * cc[1] + RCi[5] * cc[2]
+            w2 = o[2] + RCi[6] * cc[0] + RCi[7] * cc[1] + RCi[8] * cc[2]
             pot -= m * (grav[0] * w0 + grav[1] * w1 + grav[2] * w2)
             m0 += m * w0
             m1 += m * w1
@@ -68,7 +68,8 @@ def energy_serial(tabs, Q, V, T, generic, OUT, ws):
      cC, iscale, grav) = tabs
     energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                  Ib, cC, grav, Q, V, T, 0, Q.shape[0], generic, ws[0][0], ws[1][0], ws[2][0], ws[3][0],
-                 ws[4][0], ws[5][0], ws[8][0], ws[11][0], ws[14][0], ws[15][0], OUT)
+                 ws[4][0], ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[9][0], ws[10][0], ws[11][0],
+                 ws[14][0], ws[15][0], ws[21][0], OUT)
 
 
 @pjit
@@ -80,8 +81,8 @@ def energy_parallel(tabs, Q, V, T, generic, OUT, ws):
     for c in prange(nchunk):
         energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                      Ib, cC, grav, Q, V, T, c * B // nchunk, (c + 1) * B // nchunk, generic, ws[0][c],
-                     ws[1][c], ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[8][c], ws[11][c], ws[14][c],
-                     ws[15][c], OUT)
+                     ws[1][c], ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c], ws[8][c],
+                     ws[9][c], ws[10][c], ws[11][c], ws[14][c], ws[15][c], ws[21][c], OUT)
 
 
 def _energies(model, q, qd, t):
@@ -95,7 +96,7 @@ def _energies(model, q, qd, t):
         q2 = q2 @ Gq.T + gq
         v = jm.pad_v(v[:, :Gv.shape[1]] @ Gv.T)
     out = np.zeros((n, 5))
-    jm.run(energy_serial, energy_parallel, jm.tables(model), None, model, (q2, v, t1, False, out))
+    jm.run(energy_serial, energy_parallel, jm.tables(model), model, (q2, v, t1, False, out))
     return B, out
 
 

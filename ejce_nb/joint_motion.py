@@ -2,7 +2,7 @@
 
 Every body i is worked on in its outboard joint frame C_i (origin o_C, axes R_P R), the frame
 Featherstone calls the successor frame and Pinocchio the joint frame.  From the EJCE terms of
-joint i (``ejce.joint_eval``: relative pose R, r of C in P; J, sigma, b in P axes; relative twist
+joint i (``ejce``: relative pose R, r of C in P; J, sigma, b in P axes; relative twist
 [w_rel; v_rel] = J u + sigma) EJCE.md section 2 gives
 
     S_i  = [R^T J_w; R^T J_v]                            motion subspace (6 x nv_i, C axes, at o_C)
@@ -122,7 +122,7 @@ class DynWork:
             z((nchunk, n1, 6)),         # 13 f     body force (aba: bias force p^A)
             z((nchunk, n1, 9)),         # 14 RC    world axes of C_i, row-major
             z((nchunk, n1, 3)),         # 15 oC    world origin of C_i
-            z((nchunk, n1 if big else 1, 6, 6)),       # 16 IA  articulated / composite inertia
+            z((nchunk, n1 if big else 1, 21)),        # 16 IA  articulated / composite inertia, packed
             z((nchunk, nv if articulated else 1, 6)),  # 17 U   I^A S, one row per velocity
             z((nchunk, nv if articulated else 1, 6)),  # 18 Dinv rows of D^-1
             z((nchunk, nv if articulated else 1)),     # 19 uu  tau - S^T p^A
@@ -260,15 +260,15 @@ def inertia_mul(m, h, I, x):
 
 
 @jit
-def wrench_in_C(RC, b, F, fb, i):
-    """The world wrench F[fb, i] ([moment about the body origin; force], world axes) in C_i:
-    axes turned by RC (world axes of C_i), moment moved from the body origin (at b in C_i)."""
-    f0 = RC[0] * F[fb, i, 3] + RC[3] * F[fb, i, 4] + RC[6] * F[fb, i, 5]
-    f1 = RC[1] * F[fb, i, 3] + RC[4] * F[fb, i, 4] + RC[7] * F[fb, i, 5]
-    f2 = RC[2] * F[fb, i, 3] + RC[5] * F[fb, i, 4] + RC[8] * F[fb, i, 5]
-    return (RC[0] * F[fb, i, 0] + RC[3] * F[fb, i, 1] + RC[6] * F[fb, i, 2] + b[1] * f2 - b[2] * f1,
-            RC[1] * F[fb, i, 0] + RC[4] * F[fb, i, 1] + RC[7] * F[fb, i, 2] + b[2] * f0 - b[0] * f2,
-            RC[2] * F[fb, i, 0] + RC[5] * F[fb, i, 1] + RC[8] * F[fb, i, 2] + b[0] * f1 - b[1] * f0,
+def wrench_in_C(RC, b, fw):
+    """A world wrench fw ([moment about the body origin; force], world axes) in C_i: axes turned
+    by RC (world axes of C_i, row-major), moment moved from the body origin (at b in C_i)."""
+    f0 = RC[0] * fw[3] + RC[3] * fw[4] + RC[6] * fw[5]
+    f1 = RC[1] * fw[3] + RC[4] * fw[4] + RC[7] * fw[5]
+    f2 = RC[2] * fw[3] + RC[5] * fw[4] + RC[8] * fw[5]
+    return (RC[0] * fw[0] + RC[3] * fw[1] + RC[6] * fw[2] + b[1] * f2 - b[2] * f1,
+            RC[1] * fw[0] + RC[4] * fw[1] + RC[7] * fw[2] + b[2] * f0 - b[0] * f2,
+            RC[2] * fw[0] + RC[5] * fw[1] + RC[8] * fw[2] + b[0] * f1 - b[1] * f0,
             f0, f1, f2)
 
 
@@ -283,151 +283,221 @@ def mmT9(A, B):
             A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
 
 
-# --------------------------------------------------------------------------- one joint
+# --------------------------------------------------------------------------- the joints
 @jit
-def joint_step(jt, params, adr, Q, b, V, bv, t, qs, nqj, vs, nvj, i, Xt, pt, generic,
-               Rrel, rrel, J, sigma, bias, vrel, ST):
-    """The joint as the algorithms see it: (E, d) of X_i, vJ_i and cJ_i as tuples, and S_i into
-    rows vs.. of ST.  Q[b], V[bv] are the state; joints with a hand-written path (ejce) skip
-    the workspace, the others go through the generic EJCE evaluation."""
-    if not generic and has_fast_path(jt):
-        u = V[bv, vs] if nvj > 0 else 0.0
-        R, r, Sp = fast_terms(jt, params[adr], params[adr + 1], params[adr + 2],
-                              Q[b, qs] if nqj > 0 else 0.0, u)
-        tw = (Sp[0] * u, Sp[1] * u, Sp[2] * u, Sp[3] * u, Sp[4] * u, Sp[5] * u)
-        bb = ZERO6
-        if nvj > 0:
-            for a in range(3):
-                ST[vs, a] = R[a] * Sp[0] + R[3 + a] * Sp[1] + R[6 + a] * Sp[2]
-                ST[vs, 3 + a] = R[a] * Sp[3] + R[3 + a] * Sp[4] + R[6 + a] * Sp[5]
-    else:
-        joint_eval_generic(jt, params, adr, Q[b], V[bv], t, qs, nqj, vs, nvj, i,
-                           Rrel, rrel, J, sigma, bias, vrel)
-        R = ld33(Rrel, i)
-        r = ld3(rrel, i)
-        tw = ld6(vrel, i)
-        bb = ld6(bias, i)
-        for k in range(vs, vs + nvj):
-            for a in range(3):
-                ST[k, a] = R[a] * J[0, k] + R[3 + a] * J[1, k] + R[6 + a] * J[2, k]
-                ST[k, 3 + a] = R[a] * J[3, k] + R[3 + a] * J[4, k] + R[6 + a] * J[5, k]
-    X = ld33(Xt, i)
-    # E = (Xt R)^T
-    E = (X[0] * R[0] + X[1] * R[3] + X[2] * R[6], X[3] * R[0] + X[4] * R[3] + X[5] * R[6],
-         X[6] * R[0] + X[7] * R[3] + X[8] * R[6],
-         X[0] * R[1] + X[1] * R[4] + X[2] * R[7], X[3] * R[1] + X[4] * R[4] + X[5] * R[7],
-         X[6] * R[1] + X[7] * R[4] + X[8] * R[7],
-         X[0] * R[2] + X[1] * R[5] + X[2] * R[8], X[3] * R[2] + X[4] * R[5] + X[5] * R[8],
-         X[6] * R[2] + X[7] * R[5] + X[8] * R[8])
-    d = (pt[i, 0] + X[0] * r[0] + X[1] * r[1] + X[2] * r[2],
-         pt[i, 1] + X[3] * r[0] + X[4] * r[1] + X[5] * r[2],
-         pt[i, 2] + X[6] * r[0] + X[7] * r[1] + X[8] * r[2])
-    # b_v - w_rel x v_rel: the classical relative acceleration made spatial
-    x0 = bb[3] - (tw[1] * tw[5] - tw[2] * tw[4])
-    x1 = bb[4] - (tw[2] * tw[3] - tw[0] * tw[5])
-    x2 = bb[5] - (tw[0] * tw[4] - tw[1] * tw[3])
-    vJ = (R[0] * tw[0] + R[3] * tw[1] + R[6] * tw[2], R[1] * tw[0] + R[4] * tw[1] + R[7] * tw[2],
-          R[2] * tw[0] + R[5] * tw[1] + R[8] * tw[2], R[0] * tw[3] + R[3] * tw[4] + R[6] * tw[5],
-          R[1] * tw[3] + R[4] * tw[4] + R[7] * tw[5], R[2] * tw[3] + R[5] * tw[4] + R[8] * tw[5])
-    cJ = (R[0] * bb[0] + R[3] * bb[1] + R[6] * bb[2], R[1] * bb[0] + R[4] * bb[1] + R[7] * bb[2],
-          R[2] * bb[0] + R[5] * bb[1] + R[8] * bb[2], R[0] * x0 + R[3] * x1 + R[6] * x2,
-          R[1] * x0 + R[4] * x1 + R[7] * x2, R[2] * x0 + R[5] * x1 + R[8] * x2)
-    return E, d, vJ, cJ
+def joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, bv, t,
+               generic, check_rank, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W):
+    """The joints as the algorithms see them, for every body of state (Q[b], V[bv], t): X_i as
+    E[i] (row-major) and d[i], S_i into rows v_start[i].. of ST, vJ[i] and cJ[i], all in C_i.
+
+    Joints with a hand-written path (ejce.fast_terms) are evaluated from scalars, the others by
+    the generic EJCE evaluation into the workspace rows.  With ``check_rank``, returns the first
+    joint whose S loses rank (-1: none).  One call per state: the per-body step calls nothing
+    that takes arrays (each such call costs reference counting) unless the joint needs it."""
+    bad = -1
+    for i in range(1, jtype.shape[0]):
+        jt = jtype[i]
+        vs = v_start[i]
+        nvj = nv_joint[i]
+        a0 = adr[i]
+        if not generic and has_fast_path(jt):
+            qs = q_start[i]
+            u = V[bv, vs] if nvj > 0 else 0.0
+            R, r, Sp = fast_terms(jt, params[a0], params[a0 + 1], params[a0 + 2],
+                                  Q[b, qs] if nq_joint[i] > 0 else 0.0, u)
+            tw = (Sp[0] * u, Sp[1] * u, Sp[2] * u, Sp[3] * u, Sp[4] * u, Sp[5] * u)
+            bb = ZERO6
+            if nvj > 0:
+                for a in range(3):
+                    ST[vs, a] = R[a] * Sp[0] + R[3 + a] * Sp[1] + R[6 + a] * Sp[2]
+                    ST[vs, 3 + a] = R[a] * Sp[3] + R[3 + a] * Sp[4] + R[6 + a] * Sp[5]
+        else:
+            joint_eval_generic(jt, params, a0, Q[b], V[bv], t, q_start[i], nq_joint[i], vs, nvj, i,
+                               Rrel, rrel, J, sigma, bias, vrel)
+            R = (Rrel[i, 0, 0], Rrel[i, 0, 1], Rrel[i, 0, 2], Rrel[i, 1, 0], Rrel[i, 1, 1],
+                 Rrel[i, 1, 2], Rrel[i, 2, 0], Rrel[i, 2, 1], Rrel[i, 2, 2])
+            r = (rrel[i, 0], rrel[i, 1], rrel[i, 2])
+            tw = (vrel[i, 0], vrel[i, 1], vrel[i, 2], vrel[i, 3], vrel[i, 4], vrel[i, 5])
+            bb = (bias[i, 0], bias[i, 1], bias[i, 2], bias[i, 3], bias[i, 4], bias[i, 5])
+            for k in range(vs, vs + nvj):
+                for a in range(3):
+                    ST[k, a] = R[a] * J[0, k] + R[3 + a] * J[1, k] + R[6 + a] * J[2, k]
+                    ST[k, 3 + a] = R[a] * J[3, k] + R[3 + a] * J[4, k] + R[6 + a] * J[5, k]
+        if check_rank and bad < 0 and nvj > 0:
+            if nvj == 1:
+                n2 = (ST[vs, 0] * ST[vs, 0] + ST[vs, 1] * ST[vs, 1] + ST[vs, 2] * ST[vs, 2]
+                      + ST[vs, 3] * ST[vs, 3] + ST[vs, 4] * ST[vs, 4] + ST[vs, 5] * ST[vs, 5])
+                if not n2 > ZERO_COLUMN * ZERO_COLUMN:
+                    bad = i
+            elif not subspace_full_rank(ST, vs, nvj, W):
+                bad = i
+        X = (Xt[i, 0, 0], Xt[i, 0, 1], Xt[i, 0, 2], Xt[i, 1, 0], Xt[i, 1, 1], Xt[i, 1, 2],
+             Xt[i, 2, 0], Xt[i, 2, 1], Xt[i, 2, 2])
+        # E = (Xt R)^T
+        E[i, 0] = X[0] * R[0] + X[1] * R[3] + X[2] * R[6]
+        E[i, 1] = X[3] * R[0] + X[4] * R[3] + X[5] * R[6]
+        E[i, 2] = X[6] * R[0] + X[7] * R[3] + X[8] * R[6]
+        E[i, 3] = X[0] * R[1] + X[1] * R[4] + X[2] * R[7]
+        E[i, 4] = X[3] * R[1] + X[4] * R[4] + X[5] * R[7]
+        E[i, 5] = X[6] * R[1] + X[7] * R[4] + X[8] * R[7]
+        E[i, 6] = X[0] * R[2] + X[1] * R[5] + X[2] * R[8]
+        E[i, 7] = X[3] * R[2] + X[4] * R[5] + X[5] * R[8]
+        E[i, 8] = X[6] * R[2] + X[7] * R[5] + X[8] * R[8]
+        d[i, 0] = pt[i, 0] + X[0] * r[0] + X[1] * r[1] + X[2] * r[2]
+        d[i, 1] = pt[i, 1] + X[3] * r[0] + X[4] * r[1] + X[5] * r[2]
+        d[i, 2] = pt[i, 2] + X[6] * r[0] + X[7] * r[1] + X[8] * r[2]
+        # b_v - w_rel x v_rel: the classical relative acceleration made spatial
+        x0 = bb[3] - (tw[1] * tw[5] - tw[2] * tw[4])
+        x1 = bb[4] - (tw[2] * tw[3] - tw[0] * tw[5])
+        x2 = bb[5] - (tw[0] * tw[4] - tw[1] * tw[3])
+        for a in range(3):
+            vJ[i, a] = R[a] * tw[0] + R[3 + a] * tw[1] + R[6 + a] * tw[2]
+            vJ[i, 3 + a] = R[a] * tw[3] + R[3 + a] * tw[4] + R[6 + a] * tw[5]
+            cJ[i, a] = R[a] * bb[0] + R[3 + a] * bb[1] + R[6 + a] * bb[2]
+            cJ[i, 3 + a] = R[a] * x0 + R[3 + a] * x1 + R[6 + a] * x2
+    return bad
 
 
 # --------------------------------------------------------------------------- 6 x 6 inertias
+# Articulated and composite inertias are symmetric: they are kept packed, the upper triangle row
+# by row in 21 entries (row x starts at 6x - x(x-1)/2), and handled as tuples.
 @jit
-def rigid_inertia_into(m, h, I, out, i):
-    """out[i] = the 6 x 6 matrix of a rigid inertia ([angular; linear], about o_C)."""
-    for a in range(3):
-        for b in range(3):
-            out[i, a, b] = I[3 * a + b]
-            out[i, 3 + a, 3 + b] = m if a == b else 0.0
-    out[i, 0, 3] = 0.0
-    out[i, 0, 4] = -h[2]
-    out[i, 0, 5] = h[1]
-    out[i, 1, 3] = h[2]
-    out[i, 1, 4] = 0.0
-    out[i, 1, 5] = -h[0]
-    out[i, 2, 3] = -h[1]
-    out[i, 2, 4] = h[0]
-    out[i, 2, 5] = 0.0
-    for a in range(3):
-        for b in range(3):
-            out[i, 3 + b, a] = out[i, a, 3 + b]
+def ld21(A, i):
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8], A[i, 9],
+            A[i, 10], A[i, 11], A[i, 12], A[i, 13], A[i, 14], A[i, 15], A[i, 16], A[i, 17], A[i, 18],
+            A[i, 19], A[i, 20])
 
 
 @jit
-def _rot_block(E, A, ia, r0, c0):
-    """E^T A[ia, r0:r0+3, c0:c0+3] E as 9 scalars: a block in C_i seen in the parent's axes
-    (E maps parent coordinates to C_i coordinates)."""
-    p00 = A[ia, r0, c0] * E[0] + A[ia, r0, c0 + 1] * E[3] + A[ia, r0, c0 + 2] * E[6]
-    p01 = A[ia, r0, c0] * E[1] + A[ia, r0, c0 + 1] * E[4] + A[ia, r0, c0 + 2] * E[7]
-    p02 = A[ia, r0, c0] * E[2] + A[ia, r0, c0 + 1] * E[5] + A[ia, r0, c0 + 2] * E[8]
-    p10 = A[ia, r0 + 1, c0] * E[0] + A[ia, r0 + 1, c0 + 1] * E[3] + A[ia, r0 + 1, c0 + 2] * E[6]
-    p11 = A[ia, r0 + 1, c0] * E[1] + A[ia, r0 + 1, c0 + 1] * E[4] + A[ia, r0 + 1, c0 + 2] * E[7]
-    p12 = A[ia, r0 + 1, c0] * E[2] + A[ia, r0 + 1, c0 + 1] * E[5] + A[ia, r0 + 1, c0 + 2] * E[8]
-    p20 = A[ia, r0 + 2, c0] * E[0] + A[ia, r0 + 2, c0 + 1] * E[3] + A[ia, r0 + 2, c0 + 2] * E[6]
-    p21 = A[ia, r0 + 2, c0] * E[1] + A[ia, r0 + 2, c0 + 1] * E[4] + A[ia, r0 + 2, c0 + 2] * E[7]
-    p22 = A[ia, r0 + 2, c0] * E[2] + A[ia, r0 + 2, c0 + 1] * E[5] + A[ia, r0 + 2, c0 + 2] * E[8]
-    return (E[0] * p00 + E[3] * p10 + E[6] * p20,
-            E[0] * p01 + E[3] * p11 + E[6] * p21,
-            E[0] * p02 + E[3] * p12 + E[6] * p22,
-            E[1] * p00 + E[4] * p10 + E[7] * p20,
-            E[1] * p01 + E[4] * p11 + E[7] * p21,
-            E[1] * p02 + E[4] * p12 + E[7] * p22,
-            E[2] * p00 + E[5] * p10 + E[8] * p20,
-            E[2] * p01 + E[5] * p11 + E[8] * p21,
-            E[2] * p02 + E[5] * p12 + E[8] * p22)
+def st21(A, i, x):
+    for k in range(21):
+        A[i, k] = x[k]
 
 
 @jit
-def inertia_to_parent(E, d, A, ia, out, l):
-    """out[l] += X^T A[ia] X for a symmetric 6 x 6 inertia A[ia] in C_i and X = (E, d).
+def add21(A, i, x):
+    for k in range(21):
+        A[i, k] += x[k]
 
-    Rotating the blocks first (A' = E^T A_ww E, B' = E^T A_wv E, C' = E^T A_vv E) leaves the
-    shift by d as cross products: [[A' + d^ B'^T - K d^, K], [K^T, C']] with K = B' + d^ C'."""
-    a = _rot_block(E, A, ia, 0, 0)
-    b = _rot_block(E, A, ia, 0, 3)
-    c = _rot_block(E, A, ia, 3, 3)
+
+@jit
+def rigid21(m, h, I):
+    """The rigid inertia [[I, h^], [-h^, m 1]] (about o_C), packed."""
+    return (I[0], I[1], I[2], 0.0, -h[2], h[1],
+            I[4], I[5], h[2], 0.0, -h[0],
+            I[8], -h[1], h[0], 0.0,
+            m, 0.0, 0.0,
+            m, 0.0,
+            m)
+
+
+@jit
+def sym_mul(A, x):
+    """A x for a packed symmetric A."""
+    return (A[0] * x[0] + A[1] * x[1] + A[2] * x[2] + A[3] * x[3] + A[4] * x[4] + A[5] * x[5],
+            A[1] * x[0] + A[6] * x[1] + A[7] * x[2] + A[8] * x[3] + A[9] * x[4] + A[10] * x[5],
+            A[2] * x[0] + A[7] * x[1] + A[11] * x[2] + A[12] * x[3] + A[13] * x[4] + A[14] * x[5],
+            A[3] * x[0] + A[8] * x[1] + A[12] * x[2] + A[15] * x[3] + A[16] * x[4] + A[17] * x[5],
+            A[4] * x[0] + A[9] * x[1] + A[13] * x[2] + A[16] * x[3] + A[18] * x[4] + A[19] * x[5],
+            A[5] * x[0] + A[10] * x[1] + A[14] * x[2] + A[17] * x[3] + A[19] * x[4] + A[20] * x[5])
+
+
+@jit
+def sym_sub_outer(A, a, b):
+    """A - a b^T on the upper triangle (for sums of such terms that are symmetric)."""
+    return (A[0] - a[0] * b[0], A[1] - a[0] * b[1], A[2] - a[0] * b[2], A[3] - a[0] * b[3],
+            A[4] - a[0] * b[4], A[5] - a[0] * b[5],
+            A[6] - a[1] * b[1], A[7] - a[1] * b[2], A[8] - a[1] * b[3], A[9] - a[1] * b[4],
+            A[10] - a[1] * b[5],
+            A[11] - a[2] * b[2], A[12] - a[2] * b[3], A[13] - a[2] * b[4], A[14] - a[2] * b[5],
+            A[15] - a[3] * b[3], A[16] - a[3] * b[4], A[17] - a[3] * b[5],
+            A[18] - a[4] * b[4], A[19] - a[4] * b[5],
+            A[20] - a[5] * b[5])
+
+
+@jit
+def sym_max_diag(A):
+    """Largest diagonal entry (bounds every entry of a positive semi-definite matrix)."""
+    return max(max(max(A[0], A[6]), max(A[11], A[15])), max(A[18], A[20]))
+
+
+@jit
+def sym_to_parent(E, d, A):
+    """X^T A X for a packed symmetric inertia A in C_i and X = (E, d): the inertia in the parent's
+    frame.  Rotating the blocks first (A' = E^T A_ww E, B' = E^T A_wv E, C' = E^T A_vv E) leaves
+    the shift by d as cross products: [[A' + d^ B'^T - K d^, K], [K^T, C']], K = B' + d^ C'."""
+    # blocks rotated into the parent's axes: E^T A_ww E (a), E^T A_wv E (b), E^T A_vv E (c)
+    p00, p01, p02 = (A[0] * E[0] + A[1] * E[3] + A[2] * E[6],
+        A[0] * E[1] + A[1] * E[4] + A[2] * E[7],
+        A[0] * E[2] + A[1] * E[5] + A[2] * E[8])
+    p10, p11, p12 = (A[1] * E[0] + A[6] * E[3] + A[7] * E[6],
+        A[1] * E[1] + A[6] * E[4] + A[7] * E[7],
+        A[1] * E[2] + A[6] * E[5] + A[7] * E[8])
+    p20, p21, p22 = (A[2] * E[0] + A[7] * E[3] + A[11] * E[6],
+        A[2] * E[1] + A[7] * E[4] + A[11] * E[7],
+        A[2] * E[2] + A[7] * E[5] + A[11] * E[8])
+    a00, a01, a02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
+        E[0] * p01 + E[3] * p11 + E[6] * p21,
+        E[0] * p02 + E[3] * p12 + E[6] * p22)
+    a11, a12 = (E[1] * p01 + E[4] * p11 + E[7] * p21,
+        E[1] * p02 + E[4] * p12 + E[7] * p22)
+    a22 = E[2] * p02 + E[5] * p12 + E[8] * p22
+    p00, p01, p02 = (A[3] * E[0] + A[4] * E[3] + A[5] * E[6],
+        A[3] * E[1] + A[4] * E[4] + A[5] * E[7],
+        A[3] * E[2] + A[4] * E[5] + A[5] * E[8])
+    p10, p11, p12 = (A[8] * E[0] + A[9] * E[3] + A[10] * E[6],
+        A[8] * E[1] + A[9] * E[4] + A[10] * E[7],
+        A[8] * E[2] + A[9] * E[5] + A[10] * E[8])
+    p20, p21, p22 = (A[12] * E[0] + A[13] * E[3] + A[14] * E[6],
+        A[12] * E[1] + A[13] * E[4] + A[14] * E[7],
+        A[12] * E[2] + A[13] * E[5] + A[14] * E[8])
+    b00, b01, b02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
+        E[0] * p01 + E[3] * p11 + E[6] * p21,
+        E[0] * p02 + E[3] * p12 + E[6] * p22)
+    b10, b11, b12 = (E[1] * p00 + E[4] * p10 + E[7] * p20,
+        E[1] * p01 + E[4] * p11 + E[7] * p21,
+        E[1] * p02 + E[4] * p12 + E[7] * p22)
+    b20, b21, b22 = (E[2] * p00 + E[5] * p10 + E[8] * p20,
+        E[2] * p01 + E[5] * p11 + E[8] * p21,
+        E[2] * p02 + E[5] * p12 + E[8] * p22)
+    p00, p01, p02 = (A[15] * E[0] + A[16] * E[3] + A[17] * E[6],
+        A[15] * E[1] + A[16] * E[4] + A[17] * E[7],
+        A[15] * E[2] + A[16] * E[5] + A[17] * E[8])
+    p10, p11, p12 = (A[16] * E[0] + A[18] * E[3] + A[19] * E[6],
+        A[16] * E[1] + A[18] * E[4] + A[19] * E[7],
+        A[16] * E[2] + A[18] * E[5] + A[19] * E[8])
+    p20, p21, p22 = (A[17] * E[0] + A[19] * E[3] + A[20] * E[6],
+        A[17] * E[1] + A[19] * E[4] + A[20] * E[7],
+        A[17] * E[2] + A[19] * E[5] + A[20] * E[8])
+    c00, c01, c02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
+        E[0] * p01 + E[3] * p11 + E[6] * p21,
+        E[0] * p02 + E[3] * p12 + E[6] * p22)
+    c11, c12 = (E[1] * p01 + E[4] * p11 + E[7] * p21,
+        E[1] * p02 + E[4] * p12 + E[7] * p22)
+    c22 = E[2] * p02 + E[5] * p12 + E[8] * p22
     d0 = d[0]
     d1 = d[1]
     d2 = d[2]
-    K = (b[0] + d1 * c[6] - d2 * c[3], b[1] + d1 * c[7] - d2 * c[4], b[2] + d1 * c[8] - d2 * c[5],
-         b[3] + d2 * c[0] - d0 * c[6], b[4] + d2 * c[1] - d0 * c[7], b[5] + d2 * c[2] - d0 * c[8],
-         b[6] + d0 * c[3] - d1 * c[0], b[7] + d0 * c[4] - d1 * c[1], b[8] + d0 * c[5] - d1 * c[2])
-    # column j of d^ B'^T is d x (row j of B'); row i of -K d^ is d x (row i of K)
-    dbT = (d1 * b[2] - d2 * b[1], d1 * b[5] - d2 * b[4], d1 * b[8] - d2 * b[7],
-           d2 * b[0] - d0 * b[2], d2 * b[3] - d0 * b[5], d2 * b[6] - d0 * b[8],
-           d0 * b[1] - d1 * b[0], d0 * b[4] - d1 * b[3], d0 * b[7] - d1 * b[6])
-    kd = (d1 * K[2] - d2 * K[1], d2 * K[0] - d0 * K[2], d0 * K[1] - d1 * K[0],
-          d1 * K[5] - d2 * K[4], d2 * K[3] - d0 * K[5], d0 * K[4] - d1 * K[3],
-          d1 * K[8] - d2 * K[7], d2 * K[6] - d0 * K[8], d0 * K[7] - d1 * K[6])
-    for x in range(3):
-        for y in range(x, 3):
-            # the exact result is symmetric: average the two triangles to keep it so in floating point
-            tl = 0.5 * (a[3 * x + y] + dbT[3 * x + y] + kd[3 * x + y]
-                        + a[3 * y + x] + dbT[3 * y + x] + kd[3 * y + x])
-            cc = 0.5 * (c[3 * x + y] + c[3 * y + x])
-            out[l, x, y] += tl
-            out[l, 3 + x, 3 + y] += cc
-            if y != x:
-                out[l, y, x] += tl
-                out[l, 3 + y, 3 + x] += cc
-        for y in range(3):
-            k = K[3 * x + y]
-            out[l, x, 3 + y] += k
-            out[l, 3 + y, x] += k
+    # K = B' + d^ C'
+    k00 = b00 + d1 * c02 - d2 * c01
+    k10 = b10 + d2 * c00 - d0 * c02
+    k20 = b20 + d0 * c01 - d1 * c00
+    k01 = b01 + d1 * c12 - d2 * c11
+    k11 = b11 + d2 * c01 - d0 * c12
+    k21 = b21 + d0 * c11 - d1 * c01
+    k02 = b02 + d1 * c22 - d2 * c12
+    k12 = b12 + d2 * c02 - d0 * c22
+    k22 = b22 + d0 * c12 - d1 * c02
+    # A' + d^ B'^T - K d^: entry (x, y) adds (d x row y of B')_x + (d x row x of K)_y
+    t00 = a00 + (d1 * b02 - d2 * b01) + (d1 * k02 - d2 * k01)
+    t01 = a01 + (d1 * b12 - d2 * b11) + (d2 * k00 - d0 * k02)
+    t02 = a02 + (d1 * b22 - d2 * b21) + (d0 * k01 - d1 * k00)
+    t11 = a11 + (d2 * b10 - d0 * b12) + (d2 * k10 - d0 * k12)
+    t12 = a12 + (d2 * b20 - d0 * b22) + (d0 * k11 - d1 * k10)
+    t22 = a22 + (d0 * b21 - d1 * b20) + (d0 * k21 - d1 * k20)
+    return (t00, t01, t02, k00, k01, k02, t11, t12, k10, k11, k12,
+            t22, k20, k21, k22, c00, c01, c02, c11, c12, c22)
 
-
-@jit
-def max_diag(A, i):
-    """Largest diagonal entry of the 6 x 6 inertia A[i] (bounds every entry when semi-definite)."""
-    m = A[i, 0, 0]
-    for x in range(1, 6):
-        if A[i, x, x] > m:
-            m = A[i, x, x]
-    return m
 
 
 # --------------------------------------------------------------------------- singular joints
@@ -539,19 +609,45 @@ def fext_array(model, f_ext, B):
     return a, True
 
 
+def _array(x, n, name, B):
+    """``_inputs.state_array`` with a quick path for arrays that are already right (most calls)."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        if x.ndim == 1 and x.shape[0] == n and B is None or x.ndim == 2 and x.shape[1] == n and (
+                x.shape[0] == B or B is None and x.shape[0] > 0):
+            if np.isfinite(x).all():
+                return x, (None if x.ndim == 1 else x.shape[0])
+    return _inputs.state_array(x, n, name, B)
+
+
+_EXTRA = weakref.WeakKeyDictionary()
+
+
+def _extra(model):
+    """Python-side cache per model: its quaternion slices and the pool of workspaces."""
+    got = _EXTRA.get(model)
+    if got is None:
+        got = _EXTRA[model] = {"quat": [sl for _, sl in model.quaternion_blocks()], "pool": {}}
+    return got
+
+
 def states(model, q, vectors, t):
     """Validate q (nq,) / (B, nq), the (array, name) pairs of length nv and t; returns
     (B or None, q2, [v2 ...], t1) with a batch axis always present and the velocity-sized arrays
     padded to at least one column (the kernels index them by v_start)."""
-    q, B = _inputs.state_array(q, model.nq, "q")
-    _inputs.check_quaternions(model, q, "q")
+    q, B = _array(q, model.nq, "q", None)
+    if _extra(model)["quat"]:
+        _inputs.check_quaternions(model, q, "q")
     n = 1 if B is None else B
     q2 = q.reshape(n, model.nq)
     out = []
     for x, name in vectors:
-        a, _ = _inputs.state_array(x, model.nv, name, B)
+        a, _ = _array(x, model.nv, name, B)
         out.append(pad_v(a.reshape(n, model.nv)))
-    return B, q2, out, _inputs.time_array(t, B)
+    if B is None and type(t) in (float, int) and np.isfinite(t):
+        t1 = np.full(1, float(t))
+    else:
+        t1 = _inputs.time_array(t, B)
+    return B, q2, out, t1
 
 
 def pad_v(a):
@@ -560,15 +656,23 @@ def pad_v(a):
     return np.zeros((a.shape[0], 1))
 
 
-def run(serial, parallel, tabs, B, model, args, articulated=False, composite=False):
-    """Run a kernel over a validated batch: serially for one state, else over chunks in parallel."""
+def run(serial, parallel, tabs, model, args, articulated=False, composite=False):
+    """Run a kernel over a validated batch: serially for one state, else over chunks in parallel.
+
+    Workspaces are pooled per model (taken for the call, given back after it), so repeated calls
+    do not allocate them again; concurrent calls from several threads each get their own."""
     n = args[0].shape[0]
+    nchunk = n_chunks(n) if n > 1 else 1
+    pool = _extra(model)["pool"].setdefault((nchunk, articulated, composite), [])
+    try:
+        work = pool.pop()
+    except IndexError:
+        work = DynWork(model, nchunk, articulated, composite)
     if n > 1:
-        work = DynWork(model, n_chunks(n), articulated, composite)
         parallel(tabs, *args, work.arrays)
     else:
-        work = DynWork(model, 1, articulated, composite)
         serial(tabs, *args, work.arrays)
+    pool.append(work)
 
 
 def raise_singular(model, status, q2, t1, B, what):

@@ -21,36 +21,32 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add6, crf, crm, dot6, inertia_mul, joint_step, ld3, ld33, ld6,
-                           ld9, mmT9, st3, st6, st9, sub6, wrench_in_C, xforce_T, xmotion)
+from .joint_motion import (EYE9, ZERO6, add6, crf, crm, dot6, inertia_mul, joint_pass, ld3, ld33, ld6,
+                           ld9, mmT9, st6, st9, sub6, wrench_in_C, xforce_T, xmotion)
 
 
 @jit
 def rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                Ib, bo, grav, Q, V, A, T, F, has_fext, lo, hi, generic,
-               Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vel, acc, f, RC, TAU):
+               Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, vel, acc, f, RC, W, TAU):
     """tau of samples lo..hi-1 into TAU (F: (1 or B, N+1, 6) world wrenches, read when has_fext).
-    The workspace (Rrel .. RC) is one chunk's."""
+    The workspace (Rrel .. W) is one chunk's."""
     n1 = parent.shape[0]
     # the base accelerates upwards instead of gravity pulling every body down
     a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     for b in range(lo, hi):
-        t = T[b]
+        joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, b, T[b],
+                   generic, False, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W)
         fb = b if F.shape[0] > 1 else 0
         for i in range(1, n1):
             l = parent[i]
-            vs = v_start[i]
-            nvj = nv_joint[i]
-            Ei, di, vJ, cJ = joint_step(jtype[i], params, adr[i], Q, b, V, b, t, q_start[i],
-                                        nq_joint[i], vs, nvj, i, Xt, pt, generic,
-                                        Rrel, rrel, J, sigma, bias, vrel, ST)
-            st9(E, i, Ei)
-            st3(d, i, di)
-            vl = ZERO6 if l == 0 else ld6(vel, l)
-            al = a_base if l == 0 else ld6(acc, l)
-            vi = add6(xmotion(Ei, di, vl), vJ)
-            a0, a1, a2, a3, a4, a5 = add6(add6(xmotion(Ei, di, al), cJ), crm(vi, vJ))
-            for k in range(vs, vs + nvj):
+            Ei = ld9(E, i)
+            di = ld3(d, i)
+            vJi = ld6(vJ, i)
+            vi = add6(xmotion(Ei, di, ZERO6 if l == 0 else ld6(vel, l)), vJi)
+            a0, a1, a2, a3, a4, a5 = add6(add6(xmotion(Ei, di, a_base if l == 0 else ld6(acc, l)),
+                                               ld6(cJ, i)), crm(vi, vJi))
+            for k in range(v_start[i], v_start[i] + nv_joint[i]):
                 ak = A[b, k]
                 a0 += ST[k, 0] * ak
                 a1 += ST[k, 1] * ak
@@ -68,7 +64,8 @@ def rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params,
             if has_fext:
                 RCi = mmT9(EYE9 if l == 0 else ld9(RC, l), Ei)
                 st9(RC, i, RCi)
-                fi = sub6(fi, wrench_in_C(RCi, ld3(bo, i), F, fb, i))
+                fw = (F[fb, i, 0], F[fb, i, 1], F[fb, i, 2], F[fb, i, 3], F[fb, i, 4], F[fb, i, 5])
+                fi = sub6(fi, wrench_in_C(RCi, ld3(bo, i), fw))
             st6(f, i, fi)
         for i in range(n1 - 1, 0, -1):
             fi = ld6(f, i)
@@ -86,7 +83,7 @@ def rnea_serial(tabs, Q, V, A, T, F, has_fext, generic, TAU, ws):
     rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                Ib, bo, grav, Q, V, A, T, F, has_fext, 0, Q.shape[0], generic,
                ws[0][0], ws[1][0], ws[2][0], ws[3][0], ws[4][0], ws[5][0], ws[6][0], ws[7][0],
-               ws[8][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], TAU)
+               ws[8][0], ws[9][0], ws[10][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[21][0], TAU)
 
 
 @pjit
@@ -99,14 +96,15 @@ def rnea_parallel(tabs, Q, V, A, T, F, has_fext, generic, TAU, ws):
         rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
                    Ib, bo, grav, Q, V, A, T, F, has_fext, c * B // nchunk, (c + 1) * B // nchunk, generic,
                    ws[0][c], ws[1][c], ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c],
-                   ws[8][c], ws[11][c], ws[12][c], ws[13][c], ws[14][c], TAU)
+                   ws[8][c], ws[9][c], ws[10][c], ws[11][c], ws[12][c], ws[13][c], ws[14][c], ws[21][c],
+                   TAU)
 
 
 def run_rnea(model, q2, qd2, qdd2, t1, fext, has_fext, generic=False):
     """RNEA on a validated batch of a model without mimic joints; returns tau (B, nv).
     ``generic`` bypasses the hand-written joint paths (for checking them)."""
     tau = np.zeros((q2.shape[0], max(model.nv, 1)))
-    jm.run(rnea_serial, rnea_parallel, jm.tables(model), None, model,
+    jm.run(rnea_serial, rnea_parallel, jm.tables(model), model,
            (q2, qd2, qdd2, t1, fext, has_fext, generic, tau))
     return tau[:, :model.nv]
 
