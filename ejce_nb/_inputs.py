@@ -2,8 +2,13 @@
 import numpy as np
 
 
-def state_array(x, n, name, B=None):
-    """``x`` as float64 C-contiguous (n,) or (B, n); returns (array, batch size or None)."""
+ANY = "any"
+
+
+def state_array(x, n, name, B=ANY):
+    """``x`` as float64 C-contiguous (n,) or (B, n); returns (array, batch size or None).
+
+    B = ANY: x may set the batch size; None: a single state, x must be (n,); an int: (B, n)."""
     if x is None:
         raise ValueError(f"{name} is required")
     try:
@@ -13,17 +18,20 @@ def state_array(x, n, name, B=None):
     if a.ndim == 1:
         if a.shape[0] != n:
             raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
-        if B is not None:
+        if B is not None and B is not ANY:
             raise ValueError(f"{name} has no batch axis but the other arguments have B = {B}; "
                              f"expected shape ({B}, {n})")
         bsz = None
     elif a.ndim == 2:
         if a.shape[1] != n:
             raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
-        if B is None and a.shape[0] == 0:
+        if B is None:
+            raise ValueError(f"{name} has a batch axis (shape {a.shape}) but the state it belongs to "
+                             f"has none; expected shape ({n},)")
+        if a.shape[0] == 0:
             raise ValueError(f"{name} has an empty batch axis")
         bsz = a.shape[0]
-        if B is not None and bsz != B:
+        if B is not ANY and bsz != B:
             raise ValueError(f"{name} has batch size {bsz} but the other arguments have B = {B}")
     else:
         raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
@@ -72,10 +80,7 @@ def states(model, q, qd=None, qdd=None, t=0.0, names=("q", "qd", "qdd")):
         if x is None:
             out.append(None)
         else:
-            x, xb = state_array(x, model.nv, nm, B)
-            if B is None and xb is not None:
-                raise ValueError(f"{nm} has a batch axis (shape {x.shape}) but {names[0]} has none; "
-                                 f"expected shape ({model.nv},)")
+            x, _ = state_array(x, model.nv, nm, B)
             out.append(x.reshape(nb, model.nv))
     return B, out[0], out[1], out[2], time_array(t, B)
 

@@ -609,14 +609,15 @@ def fext_array(model, f_ext, B):
     return a, True
 
 
-def _array(x, n, name, B):
-    """``_inputs.state_array`` with a quick path for arrays that are already right (most calls)."""
+def _array(x, n, name, B, first=False):
+    """``_inputs.state_array`` with a quick path for arrays that are already right (most calls).
+    ``first``: x sets the batch size (q); later arrays must match B exactly."""
     if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
-        if x.ndim == 1 and x.shape[0] == n and B is None or x.ndim == 2 and x.shape[1] == n and (
-                x.shape[0] == B or B is None and x.shape[0] > 0):
+        if (x.ndim == 1 and x.shape[0] == n and B is None) or (x.ndim == 2 and x.shape[1] == n and (
+                x.shape[0] == B or (first and x.shape[0] > 0))):
             if np.isfinite(x).all():
                 return x, (None if x.ndim == 1 else x.shape[0])
-    return _inputs.state_array(x, n, name, B)
+    return _inputs.state_array(x, n, name, _inputs.ANY if first else B)
 
 
 _EXTRA = weakref.WeakKeyDictionary()
@@ -626,7 +627,7 @@ def _extra(model):
     """Python-side cache per model: its quaternion slices and the pool of workspaces."""
     got = _EXTRA.get(model)
     if got is None:
-        got = _EXTRA[model] = {"quat": [sl for _, sl in model.quaternion_blocks()], "pool": {}}
+        got = _EXTRA[model] = {"quat": bool(model.quaternion_blocks()), "pool": {}}
     return got
 
 
@@ -634,7 +635,7 @@ def states(model, q, vectors, t):
     """Validate q (nq,) / (B, nq), the (array, name) pairs of length nv and t; returns
     (B or None, q2, [v2 ...], t1) with a batch axis always present and the velocity-sized arrays
     padded to at least one column (the kernels index them by v_start)."""
-    q, B = _array(q, model.nq, "q", None)
+    q, B = _array(q, model.nq, "q", None, first=True)
     if _extra(model)["quat"]:
         _inputs.check_quaternions(model, q, "q")
     n = 1 if B is None else B

@@ -116,6 +116,9 @@ class Model:
         self.rheonomic = bool(any(s.is_rheonomic() for s in joint_specs))
         for name in ARRAYS:
             getattr(self, name).flags.writeable = False
+        self._quaternion_blocks = tuple(
+            (j, slice(int(self.q_start[j] + self.nq_joint[j]) - 4, int(self.q_start[j] + self.nq_joint[j])))
+            for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._frozen = True
@@ -179,12 +182,7 @@ class Model:
 
     def quaternion_blocks(self):
         """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
-        out = []
-        for j, s in enumerate(self.joint_specs):
-            if getattr(s, "quaternion", False):
-                e = int(self.q_start[j] + self.nq_joint[j])
-                out.append((j, slice(e - 4, e)))
-        return out
+        return self._quaternion_blocks
 
     def subtree(self, body):
         """Indices of ``body`` and all its descendants."""

@@ -279,3 +279,19 @@ def test_model_does_not_alias_or_expose_mutable_spec_arrays():
         with pytest.raises(ValueError):
             arr[0] = 9.0
     assert model.to_json() == text
+
+
+def test_dynamics_reject_mixed_batch_axes():
+    b = ej.ModelBuilder()
+    b.add_body("a", joint=ej.joints.Revolute((0, 0, 1)), mass=1.0, inertia=np.eye(3))
+    b.add_body("c", parent="a", joint=ej.joints.Revolute((0, 1, 0)), mass=1.0, inertia=np.eye(3))
+    m = b.build()
+    z1, z3 = np.zeros(2), np.zeros((3, 2))
+    with pytest.raises(ValueError, match="qd has a batch axis"):
+        ej.rnea(m, z1, z3, z1)
+    with pytest.raises(ValueError, match="qd has no batch axis"):
+        ej.rnea(m, z3, z1, z3)
+    with pytest.raises(ValueError, match="tau has batch size 4"):
+        ej.aba(m, z3, z3, np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="qd has a batch axis"):
+        ej.nonlinear_effects(m, z1, z3)
