@@ -13,8 +13,9 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add6, dot6, inertia_mul, joint_pass, ld3, ld33, ld6, ld9, mmT9,
+from .joint_motion import (EYE9, ZERO6, add6, dot6, inertia_mul, joint_pass, ld3, ld33, ld6, ld9,
                            st3, st6, st9, xmotion)
+from .spatial import mmT
 
 
 @jit
@@ -37,7 +38,7 @@ def energy_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, param
             di = ld3(d, i)
             RCl = EYE9 if l == 0 else ld9(RC, l)
             oCl = (0.0, 0.0, 0.0) if l == 0 else ld3(oC, l)
-            RCi = mmT9(RCl, Ei)
+            RCi = mmT(RCl, Ei)
             o = (oCl[0] + RCl[0] * di[0] + RCl[1] * di[1] + RCl[2] * di[2],
                  oCl[1] + RCl[3] * di[0] + RCl[4] * di[1] + RCl[5] * di[2],
                  oCl[2] + RCl[6] * di[0] + RCl[7] * di[1] + RCl[8] * di[2])

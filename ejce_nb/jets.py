@@ -88,14 +88,6 @@ def jrecip(a):
 
 
 @jit
-def jdiv(a, b):
-    return jmul(a, jrecip(b))
-
-
-# ---------------------------------------------------------------- 3x3 jet matrices (row-major tuples of 9 jets)
-
-
-@jit
 def jmat_identity():
     o = jconst(1.0)
     z = jconst(0.0)

@@ -272,17 +272,6 @@ def wrench_in_C(RC, b, fw):
             f0, f1, f2)
 
 
-@jit
-def mmT9(A, B):
-    """A B^T for row-major 9-tuples."""
-    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2], A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
-            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
-            A[3] * B[0] + A[4] * B[1] + A[5] * B[2], A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
-            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
-            A[6] * B[0] + A[7] * B[1] + A[8] * B[2], A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
-            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
-
-
 # --------------------------------------------------------------------------- the joints
 @jit
 def joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, bv, t,

@@ -30,7 +30,6 @@ import json
 import numpy as np
 
 from .errors import ModelError
-from .joints import codes as C
 
 ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
           "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",

@@ -20,7 +20,7 @@ from .errors import ModelError
 from .joints import fn
 from .joints import specs as J
 from .model import Model
-from .transform import Transform, rot_axis_angle, rpy_matrix
+from .transform import Transform, rpy_matrix
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # the repository's data/ is installed as the package's data/ (pyproject maps it); a source

@@ -334,3 +334,18 @@ def scaled_err(a, b):
     """max |a - b| / max(1, max |b|)."""
     a, b = np.asarray(a), np.asarray(b)
     return float(np.max(np.abs(a - b), initial=0.0) / max(1.0, float(np.max(np.abs(b), initial=0.0))))
+
+
+def assert_same_model(a, b, atol=0.0):
+    """Identical names, joint specs and tables (to ``atol`` where given)."""
+    from ejce_nb.model import ARRAYS
+    assert a.body_names == b.body_names
+    assert a.joint_names == b.joint_names
+    assert a.joint_specs == b.joint_specs
+    for name in ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape, name
+        if atol:
+            np.testing.assert_allclose(x, y, rtol=0.0, atol=atol, err_msg=name)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=name)

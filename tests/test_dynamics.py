@@ -248,7 +248,6 @@ def test_external_wrenches():
 
 
 def test_hand_written_joint_paths_equal_generic_path():
-    from ejce_nb import joint_motion as jm
     from ejce_nb.aba import run_aba
     from ejce_nb.crba import run_crba
     from ejce_nb.rnea import run_rnea

@@ -8,21 +8,12 @@ import numpy as np
 import pytest
 
 import ejce_nb as ej
+from conftest import assert_same_model
 from ejce_nb import models
 from ejce_nb.joints import codes
-from ejce_nb.model import ARRAYS
+
 
 J = ej.joints
-
-
-def assert_same_model(a, b):
-    assert a.body_names == b.body_names
-    assert a.joint_names == b.joint_names
-    assert a.joint_specs == b.joint_specs
-    for name in ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
-        assert x.shape == y.shape, name
-        np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 def random_state(m, seed):

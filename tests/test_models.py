@@ -6,27 +6,15 @@ import numpy as np
 import pytest
 
 import ejce_nb as ej
+from conftest import assert_same_model
 from ejce_nb import models
-from ejce_nb.model import ARRAYS
+
 from ejce_nb.transform import rot_axis_angle
 from ejce_nb.urdf import load_urdf
 
 J = ej.joints
 REPO_DATA = Path(__file__).resolve().parent.parent / "data"
 PACKAGE_DATA = Path(models.DATA_DIR)
-
-
-def assert_same_model(a, b, atol=0.0):
-    assert a.body_names == b.body_names
-    assert a.joint_names == b.joint_names
-    assert a.joint_specs == b.joint_specs
-    for name in ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
-        assert x.shape == y.shape, name
-        if atol:
-            np.testing.assert_allclose(x, y, rtol=0.0, atol=atol, err_msg=name)
-        else:
-            np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 # ------------------------------------------------------------------------------ shipped files

@@ -5,6 +5,7 @@ import pinocchio as pin
 import pytest
 
 import ejce_nb as ej
+from conftest import assert_same_model
 from ejce_nb import models
 from ejce_nb.model import ARRAYS
 from ejce_nb.transform import Transform, rpy_matrix
@@ -12,16 +13,6 @@ from ejce_nb.urdf import _z_onto, load_urdf
 
 J = ej.joints
 
-
-def assert_same_model(a, b):
-    """Identical tables, names and joint specs."""
-    assert a.body_names == b.body_names
-    assert a.joint_names == b.joint_names
-    assert a.joint_specs == b.joint_specs
-    for name in ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
-        assert x.shape == y.shape, name
-        np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 def urdf_inertia(xyz, rpy, I):

@@ -9,8 +9,8 @@ it returns (R as 9 jets row-major, r as 3 jets).
 import numpy as np
 
 from .._jit import jit
-from ..jets import (jadd, jaddc, jaxpy, jconst, jdiv, jfun, jmat_identity, jmat_mul, jmat_vec, jmul,
-                    jneg, jrecip, jrot_axis, jrot_skew, jscale, jsincos, jsub)
+from ..jets import (jadd, jaddc, jaxpy, jconst, jfun, jmat_identity, jmat_mul, jmat_vec, jmul, jneg,
+                    jrecip, jrot_axis, jrot_skew, jscale, jsincos)
 from . import codes as C
 
 

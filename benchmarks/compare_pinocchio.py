@@ -1,0 +1,494 @@
+"""ejce_nb beside Pinocchio, measured in the same run on the same states.
+
+    python benchmarks/compare_pinocchio.py [--quick] [--threads 1,2] [--json FILE]
+
+1. Batched rnea and aba on the 7-DOF arm (``load("arm7")``): states per second of ejce_nb at each
+   thread count, of Pinocchio's ``rneaInParallel`` / ``abaInParallel`` on a ``ModelPool`` at the
+   same thread counts, and of ``pin.rnea`` / ``pin.aba`` called in a Python loop.
+2. One state on serial revolute chains (N = 100, 500): ns per body of ejce_nb's compiled sweep
+   (the single-state kernel run repeatedly from compiled code, as in bench_dynamics.py), of its
+   public call, and of Pinocchio's ``pin.rnea`` / ``pin.aba`` called from Python.
+3. ejce_nb alone on long revolute chains (N = 10,000 and 100,000): ns per body and memory
+   (model arrays, tables and workspaces, and resident-memory growth), each N in a fresh process.
+4. The chain with Z-Y-X Euler spherical joints (``chain(N, joint="ZYX")``, Pinocchio's
+   ``JointModelSphericalZYX``): ns per degree of freedom, beside the revolute chain and Pinocchio.
+
+Ratios are "time of the other side / time of ejce_nb", so > 1 means ejce_nb is faster.  Every
+time is the best of several repeats (on a shared machine the minimum is the least disturbed).
+Pinocchio gets its fastest joints: a revolute joint about a coordinate axis becomes RX/RY/RZ.
+Both sides are checked to agree on the states they are timed on.  Pinocchio's Data holds nv^3
+tensors (``64 nv^3`` bytes, about 8 GB at nv = 500), so a Pinocchio model whose Data would not
+fit in the available memory is skipped.
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+import ejce_nb as ej
+from ejce_nb import joint_motion as jm
+from ejce_nb.models import chain, load
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(_HERE), "tests"))
+import pin_oracle  # noqa: E402
+from bench_dynamics import _aba_loop, _rnea_loop, best, states  # noqa: E402
+
+SETTINGS = {  # batch size, repeats, chain sizes with Pinocchio, long chains, ZYX chains
+    "full": dict(batch=100_000, repeat=7, chains=(100, 500), long=(10_000, 100_000), zyx=(100, 500)),
+    "quick": dict(batch=20_000, repeat=3, chains=(100, 500), long=(10_000, 30_000), zyx=(100,)),
+}
+PIN_DATA_BYTES_PER_NV3 = 72.0   # measured ~64 nv^3 bytes in Pinocchio 4.1's Data, with a margin
+
+
+# ---------------------------------------------------------------------------- helpers
+def rss():
+    """Resident memory of this process now (bytes)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def peak_rss():
+    """Peak resident memory of this process (bytes): VmHWM, else getrusage's ru_maxrss (kB)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def reset_peak():
+    """Reset the peak resident memory to the current one (Linux: clear_refs 5); False if not."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def pin_data_fits(nv):
+    need = PIN_DATA_BYTES_PER_NV3 * float(nv) ** 3
+    return need < 0.6 * mem_available(), need
+
+
+def _aligned_joint(spec):
+    """Pinocchio's fastest joint for a spec: RX/RY/RZ for a revolute about a coordinate axis."""
+    if isinstance(spec, ej.joints.Revolute):
+        axis = np.asarray(spec.axis, dtype=float)
+        for k, make in enumerate((pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)):
+            if np.array_equal(axis, np.eye(3)[k]):
+                return make()
+    return _generic_joint(spec)
+
+
+_generic_joint = pin_oracle.pin_joint_model
+
+
+def pin_side(model):
+    """tests/pin_oracle.PinModel (depth-first, our frames and inertias) with aligned revolute
+    joints, plus the coordinate permutations (q_pin = q[perm_q], v_pin = v[perm_v]); the maps are
+    checked to be plain permutations (no quaternion or free-flyer blocks)."""
+    pin_oracle.pin_joint_model = _aligned_joint
+    try:
+        pm = pin_oracle.PinModel(model)
+    finally:
+        pin_oracle.pin_joint_model = _generic_joint
+    perm_q = np.zeros(model.nq, dtype=np.int64)
+    perm_v = np.zeros(model.nv, dtype=np.int64)
+    for i, spec, qs, vs, iq, iv in pm.blocks:
+        perm_q[iq:iq + (qs.stop - qs.start)] = np.arange(qs.start, qs.stop)
+        perm_v[iv:iv + (vs.stop - vs.start)] = np.arange(vs.start, vs.stop)
+    q = np.random.default_rng(5).uniform(-1, 1, model.nq)
+    if not (np.array_equal(pm.q(q), q[perm_q]) and np.array_equal(pm.T(q), np.eye(model.nv)[perm_v])):
+        raise NotImplementedError("coordinates are not a plain permutation of Pinocchio's")
+    return pm, perm_q, perm_v
+
+
+def rel_err(x, ref):
+    x, ref = np.asarray(x), np.asarray(ref)
+    return float(np.max(np.abs(x - ref)) / max(1.0, float(np.max(np.abs(ref)))))
+
+
+def fmt_rate(x):
+    return f"{x:.3g}" if x is not None else "-"
+
+
+def fmt_ns(x):
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def fmt_ratio(x):
+    return f"{x:.2f}" if x is not None else "-"
+
+
+def ratio(a, b):
+    return None if a is None or b is None else a / b
+
+
+# ---------------------------------------------------------------------------- 1. batch, arm7
+def arm7_batch(B, threads, repeat):
+    model = load("arm7")
+    pm, pq, pv = pin_side(model)
+    pmodel = pm.pmodel
+    identity = bool(np.array_equal(pq, np.arange(model.nq)) and np.array_equal(pv, np.arange(model.nv)))
+    q, qd, qdd = states(model, B, np.random.default_rng(1))
+    # Pinocchio's side: rows for the loop, column-major (n, B) for the parallel API
+    qp, vp, ap = (np.ascontiguousarray(x[:, p]) for x, p in ((q, pq), (qd, pv), (qdd, pv)))
+    Qp, Vp, Ap = qp.T, vp.T, ap.T                 # F-contiguous views, (n, B)
+    tau_pool = np.zeros((model.nv, B), order="F")
+    qdd_pool = np.zeros((model.nv, B), order="F")
+    pool = pin.ModelPool(pmodel, max(threads))
+    data = pmodel.createData()
+
+    numba.set_num_threads(max(threads))
+    tau = ej.rnea(model, q, qd, qdd)
+    acc = ej.aba(model, q, qd, tau)
+    taup = np.ascontiguousarray(tau[:, pv])
+    Tp = taup.T
+    pin.rneaInParallel(max(threads), pool, Qp, Vp, Ap, tau_pool)
+    pin.abaInParallel(max(threads), pool, Qp, Vp, Tp, qdd_pool)
+    k = min(B, 8)
+    loop_tau = np.array([pin.rnea(pmodel, data, qp[b], vp[b], ap[b]).copy() for b in range(k)])
+    loop_acc = np.array([pin.aba(pmodel, data, qp[b], vp[b], taup[b]).copy() for b in range(k)])
+    check = {
+        "coordinates_identical": identity,
+        "rnea_vs_pin_loop": rel_err(tau[:k, pv], loop_tau),
+        "aba_vs_pin_loop": rel_err(acc[:k, pv], loop_acc),
+        "rnea_vs_pin_pool_all": rel_err(tau[:, pv], tau_pool.T),
+        "aba_vs_pin_pool_all": rel_err(acc[:, pv], qdd_pool.T),
+        "aba_recovers_qdd": rel_err(acc, qdd),
+    }
+
+    def loop_rnea():
+        for qb, vb, ab in zip(qp, vp, ap):
+            pin.rnea(pmodel, data, qb, vb, ab)
+
+    def loop_aba():
+        for qb, vb, tb in zip(qp, vp, taup):
+            pin.aba(pmodel, data, qb, vb, tb)
+
+    loop = {"rnea": B / best(loop_rnea, repeat, 1), "aba": B / best(loop_aba, repeat, 1)}
+    rows = []
+    for th in threads:
+        numba.set_num_threads(th)
+        ej.rnea(model, q, qd, qdd)
+        ej.aba(model, q, qd, tau)
+        r = {"threads": th,
+             "ejce_rnea": B / best(lambda: ej.rnea(model, q, qd, qdd), repeat, 1),
+             "ejce_aba": B / best(lambda: ej.aba(model, q, qd, tau), repeat, 1),
+             "pool_rnea": B / best(lambda: pin.rneaInParallel(th, pool, Qp, Vp, Ap, tau_pool), repeat, 1),
+             "pool_aba": B / best(lambda: pin.abaInParallel(th, pool, Qp, Vp, Tp, qdd_pool), repeat, 1),
+             "loop_rnea": loop["rnea"], "loop_aba": loop["aba"]}
+        rows.append(r)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return {"model": "arm7", "nbodies": model.nbodies, "nv": model.nv, "batch": B, "repeat": repeat,
+            "rows": rows, "check": check}
+
+
+def print_arm7(res):
+    c = res["check"]
+    print(f"1. Batched dynamics, arm7 ({res['nbodies']} bodies, nv = {res['nv']}), {res['batch']} random "
+          f"states: states per second (best of {res['repeat']})")
+    print("   ejce_nb: ej.rnea / ej.aba on the (B, n) batch; Pin pool: rneaInParallel / abaInParallel "
+          "on a ModelPool;\n   Pin loop: pin.rnea / pin.aba in a Python loop (one thread).  "
+          "ratio = other's time / ejce_nb's time")
+    print(f"   {'algo':<5}{'threads':>8}{'ejce_nb':>11}{'Pin pool':>11}{'Pin loop':>11}"
+          f"{'pool/ejce':>11}{'loop/ejce':>11}")
+    for algo in ("rnea", "aba"):
+        for r in res["rows"]:
+            e, p, lo = r[f"ejce_{algo}"], r[f"pool_{algo}"], r[f"loop_{algo}"]
+            print(f"   {algo:<5}{r['threads']:>8}{fmt_rate(e):>11}{fmt_rate(p):>11}{fmt_rate(lo):>11}"
+                  f"{fmt_ratio(e / p):>11}{fmt_ratio(e / lo):>11}")
+    print(f"   agreement (max |diff| / max(1, max |ref|)): rnea vs Pin loop {c['rnea_vs_pin_loop']:.1e}, "
+          f"vs Pin pool (whole batch) {c['rnea_vs_pin_pool_all']:.1e};\n"
+          f"   aba vs Pin loop {c['aba_vs_pin_loop']:.1e}, vs Pin pool {c['aba_vs_pin_pool_all']:.1e}; "
+          f"aba(rnea(qdd)) - qdd {c['aba_recovers_qdd']:.1e}; coordinates identical (depth-first, "
+          f"all revolute): {c['coordinates_identical']}")
+
+
+# ---------------------------------------------------------------------------- 2./4. single state
+def single_state(model, repeat, with_pin, seed=0):
+    """ns per call of ejce_nb's compiled sweep and public call, and of Pinocchio from Python."""
+    numba.set_num_threads(1)
+    q, qd, qdd = states(model, 1, np.random.default_rng(seed))
+    tau = ej.rnea(model, q[0], qd[0], qdd[0])
+    acc = ej.aba(model, q[0], qd[0], tau)
+    r = ejce_single(model, q, qd, qdd, tau, acc, repeat)
+    del r["_w_r"], r["_w_a"]
+    number = max(1, 20_000 // model.nbodies)
+    r["pin_rnea"] = r["pin_aba"] = None
+    if with_pin:
+        fits, need = pin_data_fits(model.nv)
+        r["pin_data_bytes_estimate"] = need
+        if not fits:
+            r["pin_skipped"] = (f"Pinocchio Data would need ~{need / 1e9:.0f} GB (nv^3 tensors), "
+                                f"{mem_available() / 1e9:.0f} GB available")
+        else:
+            gc.collect()
+            r0, t0 = rss(), time.perf_counter()
+            pm, pq, pv = pin_side(model)
+            r["pin_build_s"] = time.perf_counter() - t0
+            r["pin_build_rss_bytes"] = rss() - r0
+            pmodel, data = pm.pmodel, pm.data
+            qp, vp, ap, tp = q[0][pq].copy(), qd[0][pv].copy(), qdd[0][pv].copy(), tau[pv].copy()
+            r["rnea_vs_pin"] = rel_err(tau[pv], pin.rnea(pmodel, data, qp, vp, ap))
+            r["aba_vs_pin"] = rel_err(acc[pv], pin.aba(pmodel, data, qp, vp, tp))
+            r["pin_rnea"] = best(lambda: pin.rnea(pmodel, data, qp, vp, ap), repeat, number)
+            r["pin_aba"] = best(lambda: pin.aba(pmodel, data, qp, vp, tp), repeat, number)
+            del pm, pmodel, data
+            gc.collect()
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return r
+
+
+def per(r, key, unit):
+    return None if r.get(key) is None else r[key] / r[unit] * 1e9
+
+
+def print_chains(rows, repeat):
+    print(f"\n2. One state, serial revolute chains, 1 thread: ns per body (best of {repeat})")
+    print("   sweep: ejce_nb's compiled single-state kernel looped in compiled code; call: ej.rnea / "
+          "ej.aba;\n   Pin: pin.rnea / pin.aba from Python (JointModelRY).  ratio = Pinocchio's time / "
+          "ejce_nb's time")
+    print(f"   {'N':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
+          f"{'max rel diff':>14}")
+    for r in rows:
+        for algo in ("rnea", "aba"):
+            s, c, p = per(r, f"sweep_{algo}", "N"), per(r, f"call_{algo}", "N"), per(r, f"pin_{algo}", "N")
+            d = r.get(f"{algo}_vs_pin")
+            print(f"   {r['N']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
+                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}"
+                  f"{('-' if d is None else f'{d:.1e}'):>14}")
+    for r in rows:
+        if "pin_build_s" in r:
+            print(f"   Pinocchio model + Data, N = {r['N']}: built in {r['pin_build_s']:.2f} s, "
+                  f"resident memory +{r['pin_build_rss_bytes'] / 1e6:.0f} MB")
+        if "pin_skipped" in r:
+            print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
+
+
+def print_zyx(rows, rev, repeat):
+    print(f"\n4. One state, chains of Z-Y-X Euler spherical joints (angle rates as velocities), 1 thread: "
+          f"ns per DOF (best of {repeat})")
+    print("   ZYX/rev: cost per DOF of the ZYX chain / that of the revolute chain of the same N (same "
+          "column);\n   Pin: pin.rnea / pin.aba with JointModelSphericalZYX.  Pin/...: Pinocchio's time / "
+          "ejce_nb's time")
+    print(f"   {'N':>6}{'nv':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
+          f"{'ZYX/rev sweep':>15}{'call':>7}{'Pin':>7}{'max rel diff':>14}")
+    for r in rows:
+        base = rev.get(r["N"])
+        for algo in ("rnea", "aba"):
+            s, c, p = per(r, f"sweep_{algo}", "nv"), per(r, f"call_{algo}", "nv"), per(r, f"pin_{algo}", "nv")
+            if base is not None:
+                bs, bc, bp = (per(base, f"{k}_{algo}", "nv") for k in ("sweep", "call", "pin"))
+            else:
+                bs = bc = bp = None
+            d = r.get(f"{algo}_vs_pin")
+            print(f"   {r['N']:>6}{r['nv']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
+                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}"
+                  f"{fmt_ratio(ratio(s, bs)):>15}{fmt_ratio(ratio(c, bc)):>7}{fmt_ratio(ratio(p, bp)):>7}"
+                  f"{('-' if d is None else f'{d:.1e}'):>14}")
+    for r in rows:
+        if "pin_skipped" in r:
+            print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
+
+
+# ---------------------------------------------------------------------------- 3. long chains
+def long_chain_child(n, repeat):
+    """Run in a fresh process: memory growth of building chain(n) and of the first calls, then the
+    single-state timings.  Prints one JSON line."""
+    numba.set_num_threads(1)
+    small = chain(3)
+    z = np.zeros(3)
+    ej.aba(small, z, z, ej.rnea(small, z, z, z))        # load the kernels before the baseline
+    gc.collect()
+    exact_peak = reset_peak()
+    r0, p0 = rss(), peak_rss()
+    t0 = time.perf_counter()
+    model = chain(n)
+    build_s = time.perf_counter() - t0
+    gc.collect()
+    r_model = rss() - r0
+    note = None
+    q, qd, qdd = states(model, 1, np.random.default_rng(0))
+    tau = ej.rnea(model, q[0], qd[0], qdd[0])
+    try:
+        acc = ej.aba(model, q[0], qd[0], tau)
+    except ej.SingularJointError as e:
+        # the pivot test of ABA can reject a long chain: time it at angles in (-pi, pi) instead
+        msg = str(e)
+        note = (f"ej.aba at q in (-1, 1) raised SingularJointError ({msg[:msg.find('(bodies')].strip()} ...);"
+                " timed at q in (-pi, pi)")
+        q = np.random.default_rng(0).uniform(-np.pi, np.pi, (1, model.nq))
+        tau = ej.rnea(model, q[0], qd[0], qdd[0])
+        acc = ej.aba(model, q[0], qd[0], tau)
+    gc.collect()
+    r_calls = rss() - r0
+    peak_growth = max(peak_rss() - (r0 if exact_peak else p0), 0)
+    model_arrays = sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
+    tables = sum(a.nbytes for a in jm.tables(model) if isinstance(a, np.ndarray))
+    r = ejce_single(model, q, qd, qdd, tau, acc, repeat)
+    work = sum(a.nbytes for w in (r.pop("_w_r"), r.pop("_w_a")) for a in w)
+    r.update(build_s=build_s, rss_model=r_model, rss_model_calls=r_calls, peak_growth=peak_growth,
+             peak_exact=exact_peak, model_array_bytes=model_arrays, table_bytes=tables,
+             workspace_bytes=work, note=note)
+    print(json.dumps(r))
+
+
+def ejce_single(model, q, qd, qdd, tau, acc, repeat):
+    """ejce_nb on one state (q, qd, qdd of shape (1, n)): ns of the compiled sweep (the kernel
+    looped in compiled code, bench_dynamics.py) and of the public call; the sweep's results are
+    checked against the call's."""
+    n = model.nbodies
+    tabs = jm.tables(model)
+    t1 = np.zeros(1)
+    fext = np.zeros((1, 1, 6))
+    out = np.zeros((1, model.nv))
+    status = np.zeros((1, 2), dtype=np.int64)
+    w_r = jm.DynWork(model, 1).arrays
+    w_a = jm.DynWork(model, 1, articulated=True).arrays
+    tau2 = tau[None].copy()
+    reps = max(1, 200_000 // n)
+    _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, 1)
+    ok = rel_err(out[0], tau) <= 1e-12
+    _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, 1)
+    ok = ok and rel_err(out[0], acc) <= 1e-12 and status[0, 0] < 0
+    number = max(1, 20_000 // n)
+    return {"N": n, "nv": model.nv,
+            "sweep_rnea": best(lambda: _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, reps), repeat, 1) / reps,
+            "sweep_aba": best(lambda: _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, reps),
+                              repeat, 1) / reps,
+            "sweep_matches_call": bool(ok),
+            "call_rnea": best(lambda: ej.rnea(model, q[0], qd[0], qdd[0]), repeat, number),
+            "call_aba": best(lambda: ej.aba(model, q[0], qd[0], tau), repeat, number),
+            "_w_r": w_r, "_w_a": w_a}
+
+
+def long_chains(sizes, repeat):
+    rows = []
+    for n in sizes:
+        cmd = [sys.executable, os.path.abspath(__file__), "--long-chain-child", str(n), "--repeat", str(repeat)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"long chain N = {n} failed:\n{p.stderr[-3000:]}")
+        rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def print_long(rows, repeat):
+    print(f"\n3. ejce_nb alone, long revolute chains, one state, 1 thread, each N in a fresh process "
+          f"(best of {repeat})")
+    print(f"   {'N':>7}  ns per body: {'rnea sweep':>10}{'rnea call':>11}{'aba sweep':>11}{'aba call':>10}")
+    for r in rows:
+        print(f"   {r['N']:>7}  {'':>12}{fmt_ns(per(r, 'sweep_rnea', 'N')):>10}{fmt_ns(per(r, 'call_rnea', 'N')):>11}"
+              f"{fmt_ns(per(r, 'sweep_aba', 'N')):>11}{fmt_ns(per(r, 'call_aba', 'N')):>10}")
+    print("   memory, MB (bytes per body): model arrays; kernel tables; rnea + aba workspaces; resident "
+          "growth after\n   building the model, after the first rnea + aba calls, and at the peak")
+    print(f"   {'N':>7}{'model arr.':>16}{'tables':>16}{'workspaces':>16}{'RSS model':>16}{'RSS +calls':>16}"
+          f"{'RSS peak':>16}")
+
+    def cell(b, n):
+        return f"{b / 1e6:.1f} ({b / n:.0f})"
+
+    for r in rows:
+        n = r["N"]
+        print(f"   {n:>7}{cell(r['model_array_bytes'], n):>16}{cell(r['table_bytes'], n):>16}"
+              f"{cell(r['workspace_bytes'], n):>16}{cell(r['rss_model'], n):>16}"
+              f"{cell(r['rss_model_calls'], n):>16}{cell(r['peak_growth'], n):>16}")
+    for r in rows:
+        print(f"   N = {r['N']}: chain({r['N']}) built in {r['build_s']:.1f} s")
+        if r.get("note"):
+            print(f"   N = {r['N']}: {r['note']}")
+
+
+# ---------------------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller batch and chains, fewer repeats")
+    ap.add_argument("--threads", default="1,2", help="thread counts for the batches (default 1,2)")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
+    ap.add_argument("--long-chain-child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--repeat", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.long_chain_child:
+        long_chain_child(args.long_chain_child, args.repeat or 5)
+        return
+    cfg = dict(SETTINGS["quick" if args.quick else "full"])
+    if args.repeat:
+        cfg["repeat"] = args.repeat
+    repeat = cfg["repeat"]
+    maxth = numba.config.NUMBA_NUM_THREADS
+    threads = sorted({int(x) for x in args.threads.split(",") if x.strip()})
+    dropped = [t for t in threads if not 1 <= t <= maxth]
+    threads = [t for t in threads if 1 <= t <= maxth] or [1]
+    t_start = time.perf_counter()
+    load1 = os.getloadavg()[0]
+    print(f"ejce_nb {ej.__version__} | Pinocchio {pin.__version__} | numba {numba.__version__} | "
+          f"numpy {np.__version__} | Python {platform.python_version()} | {os.cpu_count()} CPUs, "
+          f"numba threads <= {maxth} | load average {load1:.2f}")
+    if dropped:
+        print(f"(thread counts {dropped} skipped: numba allows at most {maxth})")
+    print()
+
+    out = {"settings": dict(cfg, threads=threads, quick=args.quick),
+           "environment": {"ejce_nb": ej.__version__, "pinocchio": pin.__version__, "numba": numba.__version__,
+                           "numpy": np.__version__, "python": platform.python_version(),
+                           "cpus": os.cpu_count(), "numba_max_threads": maxth, "loadavg_start": load1,
+                           "machine": platform.machine()}}
+
+    res = arm7_batch(cfg["batch"], threads, repeat)
+    print_arm7(res)
+    out["arm7_batch"] = res
+
+    rev = [single_state(chain(n), repeat, True) for n in cfg["chains"]]
+    print_chains(rev, repeat)
+    out["revolute_chains"] = rev
+
+    longs = long_chains(cfg["long"], repeat)
+    print_long(longs, repeat)
+    out["long_chains"] = longs
+
+    zyx = [single_state(chain(n, joint="ZYX"), repeat, True) for n in cfg["zyx"]]
+    print_zyx(zyx, {r["N"]: r for r in rev}, repeat)
+    out["zyx_chains"] = zyx
+
+    bad = [f"{kind} N = {r['N']}" for kind, rows in (("revolute", rev), ("long", longs), ("ZYX", zyx))
+           for r in rows if not r["sweep_matches_call"]]
+    if bad:
+        print(f"\nWARNING: the compiled sweep's results differ from the public call's for {', '.join(bad)}")
+    total = time.perf_counter() - t_start
+    out["environment"]["loadavg_end"] = os.getloadavg()[0]
+    out["total_s"] = total
+    print(f"\ntotal {total:.0f} s, load average at the end {os.getloadavg()[0]:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+        print(f"figures written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()
