@@ -181,6 +181,7 @@ def arm7_batch(B, threads, repeat):
         "rnea_vs_pin_pool_all": rel_err(tau[:, pv], tau_pool.T),
         "aba_vs_pin_pool_all": rel_err(acc[:, pv], qdd_pool.T),
         "aba_recovers_qdd": rel_err(acc, qdd),
+        "pin_pool_aba_recovers_qdd": rel_err(qdd_pool.T, qdd[:, pv]),
     }
 
     def loop_rnea():
@@ -226,7 +227,8 @@ def print_arm7(res):
     print(f"   agreement (max |diff| / max(1, max |ref|)): rnea vs Pin loop {c['rnea_vs_pin_loop']:.1e}, "
           f"vs Pin pool (whole batch) {c['rnea_vs_pin_pool_all']:.1e};\n"
           f"   aba vs Pin loop {c['aba_vs_pin_loop']:.1e}, vs Pin pool {c['aba_vs_pin_pool_all']:.1e}; "
-          f"aba(rnea(qdd)) - qdd {c['aba_recovers_qdd']:.1e}; coordinates identical (depth-first, "
+          f"aba(rnea(qdd)) - qdd: ejce_nb {c['aba_recovers_qdd']:.1e}, "
+          f"Pin pool {c['pin_pool_aba_recovers_qdd']:.1e};\n   coordinates identical (depth-first, "
           f"all revolute): {c['coordinates_identical']}")
 
 
@@ -239,6 +241,7 @@ def single_state(model, repeat, with_pin, seed=0):
     acc = ej.aba(model, q[0], qd[0], tau)
     r = ejce_single(model, q, qd, qdd, tau, acc, repeat)
     del r["_w_r"], r["_w_a"]
+    r["aba_err_ejce"] = rel_err(acc, qdd[0])
     number = max(1, 20_000 // model.nbodies)
     r["pin_rnea"] = r["pin_aba"] = None
     if with_pin:
@@ -256,13 +259,34 @@ def single_state(model, repeat, with_pin, seed=0):
             pmodel, data = pm.pmodel, pm.data
             qp, vp, ap, tp = q[0][pq].copy(), qd[0][pv].copy(), qdd[0][pv].copy(), tau[pv].copy()
             r["rnea_vs_pin"] = rel_err(tau[pv], pin.rnea(pmodel, data, qp, vp, ap))
-            r["aba_vs_pin"] = rel_err(acc[pv], pin.aba(pmodel, data, qp, vp, tp))
+            acc_pin = pin.aba(pmodel, data, qp, vp, tp).copy()
+            r["aba_vs_pin"] = rel_err(acc[pv], acc_pin)
+            r["aba_err_pin"] = rel_err(acc_pin, ap)
+            # the conditioning's share: a dense solve with Pinocchio's mass matrix
+            M = pin.crba(pmodel, data, qp).copy()
+            M = np.triu(M) + np.triu(M, 1).T
+            h = pin.rnea(pmodel, data, qp, vp, np.zeros(model.nv)).copy()
+            r["aba_err_dense"] = rel_err(np.linalg.solve(M, tp - h), ap)
+            del M
             r["pin_rnea"] = best(lambda: pin.rnea(pmodel, data, qp, vp, ap), repeat, number)
             r["pin_aba"] = best(lambda: pin.aba(pmodel, data, qp, vp, tp), repeat, number)
             del pm, pmodel, data
             gc.collect()
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return r
+
+
+def check_cell(r, algo):
+    if algo == "rnea":
+        d = r.get("rnea_vs_pin")
+        return "-" if d is None else f"{d:.0e}"
+    cells = [r.get(k) for k in ("aba_err_ejce", "aba_err_pin", "aba_err_dense")]
+    return " / ".join("-" if x is None else f"{x:.0e}" for x in cells)
+
+
+CHECK_NOTE = ("   check (relative to max(1, max |reference|)): rnea: |tau_ejce - tau_Pin|; aba: error of "
+              "aba(rnea(qdd)) against qdd\n   for ejce_nb / Pinocchio's aba / a dense solve with Pinocchio's "
+              "crba and rnea (the conditioning's share)")
 
 
 def per(r, key, unit):
@@ -274,15 +298,14 @@ def print_chains(rows, repeat):
     print("   sweep: ejce_nb's compiled single-state kernel looped in compiled code; call: ej.rnea / "
           "ej.aba;\n   Pin: pin.rnea / pin.aba from Python (JointModelRY).  ratio = Pinocchio's time / "
           "ejce_nb's time")
+    print(CHECK_NOTE)
     print(f"   {'N':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
-          f"{'max rel diff':>14}")
+          f"   {'check':<24}")
     for r in rows:
         for algo in ("rnea", "aba"):
             s, c, p = per(r, f"sweep_{algo}", "N"), per(r, f"call_{algo}", "N"), per(r, f"pin_{algo}", "N")
-            d = r.get(f"{algo}_vs_pin")
             print(f"   {r['N']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
-                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}"
-                  f"{('-' if d is None else f'{d:.1e}'):>14}")
+                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}   {check_cell(r, algo)}")
     for r in rows:
         if "pin_build_s" in r:
             print(f"   Pinocchio model + Data, N = {r['N']}: built in {r['pin_build_s']:.2f} s, "
@@ -297,8 +320,9 @@ def print_zyx(rows, rev, repeat):
     print("   ZYX/rev: cost per DOF of the ZYX chain / that of the revolute chain of the same N (same "
           "column);\n   Pin: pin.rnea / pin.aba with JointModelSphericalZYX.  Pin/...: Pinocchio's time / "
           "ejce_nb's time")
+    print(CHECK_NOTE)
     print(f"   {'N':>6}{'nv':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
-          f"{'ZYX/rev sweep':>15}{'call':>7}{'Pin':>7}{'max rel diff':>14}")
+          f"{'ZYX/rev sweep':>15}{'call':>7}{'Pin':>7}   {'check':<24}")
     for r in rows:
         base = rev.get(r["N"])
         for algo in ("rnea", "aba"):
@@ -307,11 +331,10 @@ def print_zyx(rows, rev, repeat):
                 bs, bc, bp = (per(base, f"{k}_{algo}", "nv") for k in ("sweep", "call", "pin"))
             else:
                 bs = bc = bp = None
-            d = r.get(f"{algo}_vs_pin")
             print(f"   {r['N']:>6}{r['nv']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
                   f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}"
                   f"{fmt_ratio(ratio(s, bs)):>15}{fmt_ratio(ratio(c, bc)):>7}{fmt_ratio(ratio(p, bp)):>7}"
-                  f"{('-' if d is None else f'{d:.1e}'):>14}")
+                  f"   {check_cell(r, algo)}")
     for r in rows:
         if "pin_skipped" in r:
             print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
@@ -460,21 +483,27 @@ def main():
                            "cpus": os.cpu_count(), "numba_max_threads": maxth, "loadavg_start": load1,
                            "machine": platform.machine()}}
 
+    sections = {}
+    t0 = time.perf_counter()
     res = arm7_batch(cfg["batch"], threads, repeat)
     print_arm7(res)
     out["arm7_batch"] = res
+    sections["1"], t0 = time.perf_counter() - t0, time.perf_counter()
 
     rev = [single_state(chain(n), repeat, True) for n in cfg["chains"]]
     print_chains(rev, repeat)
     out["revolute_chains"] = rev
+    sections["2"], t0 = time.perf_counter() - t0, time.perf_counter()
 
     longs = long_chains(cfg["long"], repeat)
     print_long(longs, repeat)
     out["long_chains"] = longs
+    sections["3"], t0 = time.perf_counter() - t0, time.perf_counter()
 
     zyx = [single_state(chain(n, joint="ZYX"), repeat, True) for n in cfg["zyx"]]
     print_zyx(zyx, {r["N"]: r for r in rev}, repeat)
     out["zyx_chains"] = zyx
+    sections["4"] = time.perf_counter() - t0
 
     bad = [f"{kind} N = {r['N']}" for kind, rows in (("revolute", rev), ("long", longs), ("ZYX", zyx))
            for r in rows if not r["sweep_matches_call"]]
@@ -483,7 +512,9 @@ def main():
     total = time.perf_counter() - t_start
     out["environment"]["loadavg_end"] = os.getloadavg()[0]
     out["total_s"] = total
-    print(f"\ntotal {total:.0f} s, load average at the end {os.getloadavg()[0]:.2f}")
+    out["section_s"] = sections
+    print(f"\ntotal {total:.0f} s ({', '.join(f'{k}: {v:.0f} s' for k, v in sections.items())}), "
+          f"load average at the end {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

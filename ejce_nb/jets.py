@@ -137,3 +137,74 @@ def jrot_skew(x, y, z, a, b):
     return (jaddc(jneg(jmul(b, jadd(yy, zz))), 1.0), jsub(jmul(b, xy), jmul(a, z)), jadd(jmul(b, xz), jmul(a, y)),
             jadd(jmul(b, xy), jmul(a, z)), jaddc(jneg(jmul(b, jadd(xx, zz))), 1.0), jsub(jmul(b, yz), jmul(a, x)),
             jsub(jmul(b, xz), jmul(a, y)), jadd(jmul(b, yz), jmul(a, x)), jaddc(jneg(jmul(b, jadd(xx, yy))), 1.0))
+
+
+@jit
+def jmat_turn_cols(R, k, s, c):
+    """R Rot_k(angle), for a rotation about coordinate axis k with sine s and cosine c: only the
+    columns of the other two axes i = k+1, j = k+2 (mod 3) change, col_i <- c col_i + s col_j,
+    col_j <- c col_j - s col_i (12 jet products, not a full product's 27)."""
+    if k == 0:
+        return (R[0],
+                jadd(jmul(c, R[1]), jmul(s, R[2])),
+                jsub(jmul(c, R[2]), jmul(s, R[1])),
+                R[3],
+                jadd(jmul(c, R[4]), jmul(s, R[5])),
+                jsub(jmul(c, R[5]), jmul(s, R[4])),
+                R[6],
+                jadd(jmul(c, R[7]), jmul(s, R[8])),
+                jsub(jmul(c, R[8]), jmul(s, R[7])))
+    if k == 1:
+        return (jsub(jmul(c, R[0]), jmul(s, R[2])),
+                R[1],
+                jadd(jmul(c, R[2]), jmul(s, R[0])),
+                jsub(jmul(c, R[3]), jmul(s, R[5])),
+                R[4],
+                jadd(jmul(c, R[5]), jmul(s, R[3])),
+                jsub(jmul(c, R[6]), jmul(s, R[8])),
+                R[7],
+                jadd(jmul(c, R[8]), jmul(s, R[6])))
+    return (jadd(jmul(c, R[0]), jmul(s, R[1])),
+                jsub(jmul(c, R[1]), jmul(s, R[0])),
+                R[2],
+                jadd(jmul(c, R[3]), jmul(s, R[4])),
+                jsub(jmul(c, R[4]), jmul(s, R[3])),
+                R[5],
+                jadd(jmul(c, R[6]), jmul(s, R[7])),
+                jsub(jmul(c, R[7]), jmul(s, R[6])),
+                R[8])
+
+
+@jit
+def jmat_turn_rows(R, k, s, c):
+    """Rot_k(angle) R: only the rows i = k+1, j = k+2 (mod 3) change, row_i <- c row_i - s row_j,
+    row_j <- c row_j + s row_i."""
+    if k == 0:
+        return (R[0],
+                R[1],
+                R[2],
+                jsub(jmul(c, R[3]), jmul(s, R[6])),
+                jsub(jmul(c, R[4]), jmul(s, R[7])),
+                jsub(jmul(c, R[5]), jmul(s, R[8])),
+                jadd(jmul(c, R[6]), jmul(s, R[3])),
+                jadd(jmul(c, R[7]), jmul(s, R[4])),
+                jadd(jmul(c, R[8]), jmul(s, R[5])))
+    if k == 1:
+        return (jadd(jmul(c, R[0]), jmul(s, R[6])),
+                jadd(jmul(c, R[1]), jmul(s, R[7])),
+                jadd(jmul(c, R[2]), jmul(s, R[8])),
+                R[3],
+                R[4],
+                R[5],
+                jsub(jmul(c, R[6]), jmul(s, R[0])),
+                jsub(jmul(c, R[7]), jmul(s, R[1])),
+                jsub(jmul(c, R[8]), jmul(s, R[2])))
+    return (jsub(jmul(c, R[0]), jmul(s, R[3])),
+                jsub(jmul(c, R[1]), jmul(s, R[4])),
+                jsub(jmul(c, R[2]), jmul(s, R[5])),
+                jadd(jmul(c, R[3]), jmul(s, R[0])),
+                jadd(jmul(c, R[4]), jmul(s, R[1])),
+                jadd(jmul(c, R[5]), jmul(s, R[2])),
+                R[6],
+                R[7],
+                R[8])

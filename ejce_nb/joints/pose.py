@@ -9,8 +9,8 @@ it returns (R as 9 jets row-major, r as 3 jets).
 import numpy as np
 
 from .._jit import jit
-from ..jets import (jadd, jaddc, jaxpy, jconst, jfun, jmat_identity, jmat_mul, jmat_vec, jmul, jneg,
-                    jrecip, jrot_axis, jrot_skew, jscale, jsincos)
+from ..jets import (jadd, jaddc, jaxpy, jconst, jfun, jmat_identity, jmat_mul, jmat_turn_cols,
+                    jmat_turn_rows, jmat_vec, jmul, jneg, jrecip, jrot_axis, jrot_skew, jscale, jsincos)
 from . import codes as C
 
 
@@ -80,12 +80,15 @@ def rotation(params, adr, qj, off):
         i0 = int(params[adr + 1])
         i1 = int(params[adr + 2])
         i2 = int(params[adr + 3])
-        R0 = _rot(1.0 if i0 == 0 else 0.0, 1.0 if i0 == 1 else 0.0, 1.0 if i0 == 2 else 0.0, qj[off])
-        R1 = _rot(1.0 if i1 == 0 else 0.0, 1.0 if i1 == 1 else 0.0, 1.0 if i1 == 2 else 0.0, qj[off + 1])
-        R2 = _rot(1.0 if i2 == 0 else 0.0, 1.0 if i2 == 1 else 0.0, 1.0 if i2 == 2 else 0.0, qj[off + 2])
-        if params[adr + 4] != 0.0:          # intrinsic: about the moving axes, R = R0 R1 R2
-            return jmat_mul(jmat_mul(R0, R1), R2)
-        return jmat_mul(jmat_mul(R2, R1), R0)    # extrinsic: about the fixed axes of P
+        s0, c0 = jsincos(qj[off])
+        s1, c1 = jsincos(qj[off + 1])
+        s2, c2 = jsincos(qj[off + 2])
+        R = jmat_turn_cols(jmat_identity(), i0, s0, c0)
+        if params[adr + 4] != 0.0:
+            # intrinsic, about the moving axes: R = R0 R1 R2
+            return jmat_turn_cols(jmat_turn_cols(R, i1, s1, c1), i2, s2, c2)
+        # extrinsic, about the fixed axes of P: R = R2 R1 R0
+        return jmat_turn_rows(jmat_turn_rows(R, i1, s1, c1), i2, s2, c2)
     if kind == C.ROT_QUATERNION:
         w = qj[off]
         x = qj[off + 1]
