@@ -11,16 +11,23 @@
 3. ejce_nb alone on long revolute chains (N = 10,000 and 100,000): ns per body and memory
    (model arrays, tables and workspaces, and resident-memory growth), each N in a fresh process.
 4. The chain with Z-Y-X Euler spherical joints (``chain(N, joint="ZYX")``, Pinocchio's
-   ``JointModelSphericalZYX``): ns per degree of freedom, beside the revolute chain and Pinocchio.
+   ``JointModelSphericalZYX``, N = 100 and 500): ns per degree of freedom, beside the revolute
+   chain and Pinocchio.
+
+``--quick`` uses 20,000 states, long chains of 10,000 and 30,000 bodies, ZYX chains of 100 and
+fewer repeats.  Numba compiles the kernels on first use (minutes with a cold cache); the figures
+are taken after warm-up calls, so a cold cache lengthens the run, not the timings.
 
 Ratios are "time of the other side / time of ejce_nb", so > 1 means ejce_nb is faster.  Every
-time is the best of several repeats (on a shared machine the minimum is the least disturbed).
+time is the best of several repeats of at least ~40 ms (on a shared machine the minimum of short
+repeats is the least disturbed).
 Pinocchio gets its fastest joints: a revolute joint about a coordinate axis becomes RX/RY/RZ.
-Both sides are checked to agree on the states they are timed on.  Pinocchio's Data holds nv^3
-tensors (``64 nv^3`` bytes, about 8 GB at nv = 500), so a Pinocchio model whose Data would not
-fit in the available memory is skipped.
+Both sides are checked to agree on the states they are timed on.  Pinocchio 4.1's Data holds nv^3
+tensors (4 GB at nv = 500, about twice that while it is built), so a Pinocchio model whose Data
+would not fit in the available memory is skipped.
 """
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -42,16 +49,53 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(_HERE), "tests"))
 import pin_oracle  # noqa: E402
-from bench_dynamics import _aba_loop, _rnea_loop, best, states  # noqa: E402
+from bench_dynamics import _aba_loop, _rnea_loop, states  # noqa: E402
 
-SETTINGS = {  # batch size, repeats, chain sizes with Pinocchio, long chains, ZYX chains
-    "full": dict(batch=100_000, repeat=7, chains=(100, 500), long=(10_000, 100_000), zyx=(100, 500)),
-    "quick": dict(batch=20_000, repeat=3, chains=(100, 500), long=(10_000, 30_000), zyx=(100,)),
+SETTINGS = {  # batch size and repeats; repeats of single states; chains with Pinocchio; long chains; ZYX
+    "full": dict(batch=100_000, batch_repeat=9, repeat=15, chains=(100, 500), long=(10_000, 100_000),
+                 zyx=(100, 500)),
+    "quick": dict(batch=20_000, batch_repeat=5, repeat=7, chains=(100, 500), long=(10_000, 30_000),
+                  zyx=(100,)),
 }
-PIN_DATA_BYTES_PER_NV3 = 72.0   # measured ~64 nv^3 bytes in Pinocchio 4.1's Data, with a margin
+PIN_DATA_BYTES_PER_NV3 = 72.0   # peak while Pinocchio 4.1 builds Data: ~64 nv^3 bytes, plus a margin
 
 
 # ---------------------------------------------------------------------------- helpers
+TARGET_S = 0.04     # length of one timed repeat: short repeats are more often undisturbed
+
+
+def best(runs, repeat, target=TARGET_S):
+    """Seconds per iteration of each ``runs[name](k)`` (k iterations).  k is set per run so that
+    one repeat lasts about ``target`` seconds; the runs take turns, repeat by repeat, so that all
+    of them see the same disturbances, and the best repeat of each is returned."""
+    ks = {}
+    for name, run in runs.items():
+        k = 1
+        while True:
+            t0 = time.perf_counter()
+            run(k)
+            dt = time.perf_counter() - t0
+            if dt >= target / 8 or k >= 1 << 20:
+                break
+            k *= 8
+        ks[name] = max(1, int(round(k * target / max(dt, 1e-9))))
+    out = {name: np.inf for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            t0 = time.perf_counter()
+            run(ks[name])
+            out[name] = min(out[name], (time.perf_counter() - t0) / ks[name])
+    return out
+
+
+def calls(f):
+    """``run(k)`` for ``best``: k calls of f from Python."""
+    def run(k):
+        for _ in range(k):
+            f()
+    return run
+
+
 def rss():
     """Resident memory of this process now (bytes)."""
     with open("/proc/self/status") as f:
@@ -68,6 +112,16 @@ def peak_rss():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def trim():
+    """Collect garbage and hand free heap memory back to the system (glibc), so that resident
+    memory measured next starts from what is really in use."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def reset_peak():
@@ -192,18 +246,24 @@ def arm7_batch(B, threads, repeat):
         for qb, vb, tb in zip(qp, vp, taup):
             pin.aba(pmodel, data, qb, vb, tb)
 
-    loop = {"rnea": B / best(loop_rnea, repeat, 1), "aba": B / best(loop_aba, repeat, 1)}
     rows = []
+    loop = None
     for th in threads:
         numba.set_num_threads(th)
         ej.rnea(model, q, qd, qdd)
         ej.aba(model, q, qd, tau)
-        r = {"threads": th,
-             "ejce_rnea": B / best(lambda: ej.rnea(model, q, qd, qdd), repeat, 1),
-             "ejce_aba": B / best(lambda: ej.aba(model, q, qd, tau), repeat, 1),
-             "pool_rnea": B / best(lambda: pin.rneaInParallel(th, pool, Qp, Vp, Ap, tau_pool), repeat, 1),
-             "pool_aba": B / best(lambda: pin.abaInParallel(th, pool, Qp, Vp, Tp, qdd_pool), repeat, 1),
-             "loop_rnea": loop["rnea"], "loop_aba": loop["aba"]}
+        runs = {"ejce_rnea": calls(lambda: ej.rnea(model, q, qd, qdd)),
+                "pool_rnea": calls(lambda: pin.rneaInParallel(th, pool, Qp, Vp, Ap, tau_pool)),
+                "ejce_aba": calls(lambda: ej.aba(model, q, qd, tau)),
+                "pool_aba": calls(lambda: pin.abaInParallel(th, pool, Qp, Vp, Tp, qdd_pool))}
+        if loop is None:        # the Python loop runs on one thread: timed once, with the first
+            runs.update(loop_rnea=calls(loop_rnea), loop_aba=calls(loop_aba))
+        t = best(runs, repeat)
+        if loop is None:
+            loop = {"loop_rnea": t.pop("loop_rnea"), "loop_aba": t.pop("loop_aba")}
+        r = {"threads": th}
+        r.update({k: B / v for k, v in t.items()})
+        r.update({k: B / v for k, v in loop.items()})
         rows.append(r)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return {"model": "arm7", "nbodies": model.nbodies, "nv": model.nv, "batch": B, "repeat": repeat,
@@ -239,11 +299,9 @@ def single_state(model, repeat, with_pin, seed=0):
     q, qd, qdd = states(model, 1, np.random.default_rng(seed))
     tau = ej.rnea(model, q[0], qd[0], qdd[0])
     acc = ej.aba(model, q[0], qd[0], tau)
-    r = ejce_single(model, q, qd, qdd, tau, acc, repeat)
-    del r["_w_r"], r["_w_a"]
+    runs, r, _ = ejce_runs(model, q, qd, qdd, tau, acc)
     r["aba_err_ejce"] = rel_err(acc, qdd[0])
-    number = max(1, 20_000 // model.nbodies)
-    r["pin_rnea"] = r["pin_aba"] = None
+    pm = pmodel = data = None
     if with_pin:
         fits, need = pin_data_fits(model.nv)
         r["pin_data_bytes_estimate"] = need
@@ -251,11 +309,14 @@ def single_state(model, repeat, with_pin, seed=0):
             r["pin_skipped"] = (f"Pinocchio Data would need ~{need / 1e9:.0f} GB (nv^3 tensors), "
                                 f"{mem_available() / 1e9:.0f} GB available")
         else:
-            gc.collect()
+            trim()
+            exact_peak = reset_peak()
             r0, t0 = rss(), time.perf_counter()
             pm, pq, pv = pin_side(model)
             r["pin_build_s"] = time.perf_counter() - t0
             r["pin_build_rss_bytes"] = rss() - r0
+            if exact_peak:
+                r["pin_build_peak_bytes"] = peak_rss() - r0
             pmodel, data = pm.pmodel, pm.data
             qp, vp, ap, tp = q[0][pq].copy(), qd[0][pv].copy(), qdd[0][pv].copy(), tau[pv].copy()
             r["rnea_vs_pin"] = rel_err(tau[pv], pin.rnea(pmodel, data, qp, vp, ap))
@@ -268,10 +329,14 @@ def single_state(model, repeat, with_pin, seed=0):
             h = pin.rnea(pmodel, data, qp, vp, np.zeros(model.nv)).copy()
             r["aba_err_dense"] = rel_err(np.linalg.solve(M, tp - h), ap)
             del M
-            r["pin_rnea"] = best(lambda: pin.rnea(pmodel, data, qp, vp, ap), repeat, number)
-            r["pin_aba"] = best(lambda: pin.aba(pmodel, data, qp, vp, tp), repeat, number)
-            del pm, pmodel, data
-            gc.collect()
+            runs["pin_rnea"] = calls(lambda: pin.rnea(pmodel, data, qp, vp, ap))
+            runs["pin_aba"] = calls(lambda: pin.aba(pmodel, data, qp, vp, tp))
+    r.update(best(runs, repeat))
+    r.setdefault("pin_rnea", None)
+    r.setdefault("pin_aba", None)
+    del runs
+    pm = pmodel = data = None
+    trim()
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return r
 
@@ -294,7 +359,8 @@ def per(r, key, unit):
 
 
 def print_chains(rows, repeat):
-    print(f"\n2. One state, serial revolute chains, 1 thread: ns per body (best of {repeat})")
+    print(f"\n2. One state, serial revolute chains, 1 thread: ns per body (best of {repeat} repeats of "
+          f"~{TARGET_S * 1e3:.0f} ms)")
     print("   sweep: ejce_nb's compiled single-state kernel looped in compiled code; call: ej.rnea / "
           "ej.aba;\n   Pin: pin.rnea / pin.aba from Python (JointModelRY).  ratio = Pinocchio's time / "
           "ejce_nb's time")
@@ -308,15 +374,17 @@ def print_chains(rows, repeat):
                   f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}   {check_cell(r, algo)}")
     for r in rows:
         if "pin_build_s" in r:
-            print(f"   Pinocchio model + Data, N = {r['N']}: built in {r['pin_build_s']:.2f} s, "
-                  f"resident memory +{r['pin_build_rss_bytes'] / 1e6:.0f} MB")
+            peak = r.get("pin_build_peak_bytes")
+            print(f"   Pinocchio model + Data, N = {r['N']}: built in {r['pin_build_s']:.2f} s, resident memory "
+                  f"+{r['pin_build_rss_bytes'] / 1e6:.0f} MB" + ("" if peak is None else
+                                                                 f" (+{peak / 1e6:.0f} MB at the peak)"))
         if "pin_skipped" in r:
             print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
 
 
 def print_zyx(rows, rev, repeat):
     print(f"\n4. One state, chains of Z-Y-X Euler spherical joints (angle rates as velocities), 1 thread: "
-          f"ns per DOF (best of {repeat})")
+          f"ns per DOF (best of {repeat} repeats of ~{TARGET_S * 1e3:.0f} ms)")
     print("   ZYX/rev: cost per DOF of the ZYX chain / that of the revolute chain of the same N (same "
           "column);\n   Pin: pin.rnea / pin.aba with JointModelSphericalZYX.  Pin/...: Pinocchio's time / "
           "ejce_nb's time")
@@ -348,13 +416,13 @@ def long_chain_child(n, repeat):
     small = chain(3)
     z = np.zeros(3)
     ej.aba(small, z, z, ej.rnea(small, z, z, z))        # load the kernels before the baseline
-    gc.collect()
+    trim()
     exact_peak = reset_peak()
     r0, p0 = rss(), peak_rss()
     t0 = time.perf_counter()
     model = chain(n)
     build_s = time.perf_counter() - t0
-    gc.collect()
+    trim()
     r_model = rss() - r0
     note = None
     q, qd, qdd = states(model, 1, np.random.default_rng(0))
@@ -362,31 +430,32 @@ def long_chain_child(n, repeat):
     try:
         acc = ej.aba(model, q[0], qd[0], tau)
     except ej.SingularJointError as e:
-        # the pivot test of ABA can reject a long chain: time it at angles in (-pi, pi) instead
+        # ABA's pivot test (relative to the subtree's inertia scale) can reject a long chain
         msg = str(e)
-        note = (f"ej.aba at q in (-1, 1) raised SingularJointError ({msg[:msg.find('(bodies')].strip()} ...);"
-                " timed at q in (-pi, pi)")
+        joint = msg[msg.find("joint '"):].split(":")[0]
+        note = (f"ej.aba raised SingularJointError at {joint} for the random state (q in (-1, 1)); "
+                "timed at q in (-pi, pi)")
         q = np.random.default_rng(0).uniform(-np.pi, np.pi, (1, model.nq))
         tau = ej.rnea(model, q[0], qd[0], qdd[0])
         acc = ej.aba(model, q[0], qd[0], tau)
-    gc.collect()
+    trim()
     r_calls = rss() - r0
     peak_growth = max(peak_rss() - (r0 if exact_peak else p0), 0)
     model_arrays = sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
     tables = sum(a.nbytes for a in jm.tables(model) if isinstance(a, np.ndarray))
-    r = ejce_single(model, q, qd, qdd, tau, acc, repeat)
-    work = sum(a.nbytes for w in (r.pop("_w_r"), r.pop("_w_a")) for a in w)
-    r.update(build_s=build_s, rss_model=r_model, rss_model_calls=r_calls, peak_growth=peak_growth,
-             peak_exact=exact_peak, model_array_bytes=model_arrays, table_bytes=tables,
-             workspace_bytes=work, note=note)
+    runs, r, works = ejce_runs(model, q, qd, qdd, tau, acc)
+    work = sum(a.nbytes for w in works for a in w)
+    r.update(best(runs, repeat))
+    r.update(aba_err_ejce=rel_err(acc, qdd[0]), build_s=build_s, rss_model=r_model, rss_model_calls=r_calls,
+             peak_growth=peak_growth, peak_exact=exact_peak, model_array_bytes=model_arrays,
+             table_bytes=tables, workspace_bytes=work, note=note)
     print(json.dumps(r))
 
 
-def ejce_single(model, q, qd, qdd, tau, acc, repeat):
-    """ejce_nb on one state (q, qd, qdd of shape (1, n)): ns of the compiled sweep (the kernel
-    looped in compiled code, bench_dynamics.py) and of the public call; the sweep's results are
-    checked against the call's."""
-    n = model.nbodies
+def ejce_runs(model, q, qd, qdd, tau, acc):
+    """Runs for ``best`` of ejce_nb on one state (q, qd, qdd of shape (1, n)): the compiled sweep
+    (the single-state kernel looped in compiled code, bench_dynamics.py) and the public call.
+    Returns (runs, record with the check that the sweep's results equal the call's, workspaces)."""
     tabs = jm.tables(model)
     t1 = np.zeros(1)
     fext = np.zeros((1, 1, 6))
@@ -395,20 +464,15 @@ def ejce_single(model, q, qd, qdd, tau, acc, repeat):
     w_r = jm.DynWork(model, 1).arrays
     w_a = jm.DynWork(model, 1, articulated=True).arrays
     tau2 = tau[None].copy()
-    reps = max(1, 200_000 // n)
     _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, 1)
     ok = rel_err(out[0], tau) <= 1e-12
     _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, 1)
     ok = ok and rel_err(out[0], acc) <= 1e-12 and status[0, 0] < 0
-    number = max(1, 20_000 // n)
-    return {"N": n, "nv": model.nv,
-            "sweep_rnea": best(lambda: _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, reps), repeat, 1) / reps,
-            "sweep_aba": best(lambda: _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, reps),
-                              repeat, 1) / reps,
-            "sweep_matches_call": bool(ok),
-            "call_rnea": best(lambda: ej.rnea(model, q[0], qd[0], qdd[0]), repeat, number),
-            "call_aba": best(lambda: ej.aba(model, q[0], qd[0], tau), repeat, number),
-            "_w_r": w_r, "_w_a": w_a}
+    runs = {"sweep_rnea": lambda k: _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, k),
+            "call_rnea": calls(lambda: ej.rnea(model, q[0], qd[0], qdd[0])),
+            "sweep_aba": lambda k: _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, k),
+            "call_aba": calls(lambda: ej.aba(model, q[0], qd[0], tau))}
+    return runs, {"N": model.nbodies, "nv": model.nv, "sweep_matches_call": bool(ok)}, (w_r, w_a)
 
 
 def long_chains(sizes, repeat):
@@ -424,11 +488,11 @@ def long_chains(sizes, repeat):
 
 def print_long(rows, repeat):
     print(f"\n3. ejce_nb alone, long revolute chains, one state, 1 thread, each N in a fresh process "
-          f"(best of {repeat})")
+          f"(best of {repeat} repeats of ~{TARGET_S * 1e3:.0f} ms)")
     print(f"   {'N':>7}  ns per body: {'rnea sweep':>10}{'rnea call':>11}{'aba sweep':>11}{'aba call':>10}")
     for r in rows:
-        print(f"   {r['N']:>7}  {'':>12}{fmt_ns(per(r, 'sweep_rnea', 'N')):>10}{fmt_ns(per(r, 'call_rnea', 'N')):>11}"
-              f"{fmt_ns(per(r, 'sweep_aba', 'N')):>11}{fmt_ns(per(r, 'call_aba', 'N')):>10}")
+        cols = [fmt_ns(per(r, k, "N")) for k in ("sweep_rnea", "call_rnea", "sweep_aba", "call_aba")]
+        print(f"   {r['N']:>7}  {'':>12}{cols[0]:>10}{cols[1]:>11}{cols[2]:>11}{cols[3]:>10}")
     print("   memory, MB (bytes per body): model arrays; kernel tables; rnea + aba workspaces; resident "
           "growth after\n   building the model, after the first rnea + aba calls, and at the peak")
     print(f"   {'N':>7}{'model arr.':>16}{'tables':>16}{'workspaces':>16}{'RSS model':>16}{'RSS +calls':>16}"
@@ -443,7 +507,8 @@ def print_long(rows, repeat):
               f"{cell(r['workspace_bytes'], n):>16}{cell(r['rss_model'], n):>16}"
               f"{cell(r['rss_model_calls'], n):>16}{cell(r['peak_growth'], n):>16}")
     for r in rows:
-        print(f"   N = {r['N']}: chain({r['N']}) built in {r['build_s']:.1f} s")
+        print(f"   N = {r['N']}: chain({r['N']}) built in {r['build_s']:.1f} s; aba(rnea(qdd)) - qdd: "
+              f"{r['aba_err_ejce']:.0e}")
         if r.get("note"):
             print(f"   N = {r['N']}: {r['note']}")
 
@@ -485,7 +550,7 @@ def main():
 
     sections = {}
     t0 = time.perf_counter()
-    res = arm7_batch(cfg["batch"], threads, repeat)
+    res = arm7_batch(cfg["batch"], threads, cfg["batch_repeat"])
     print_arm7(res)
     out["arm7_batch"] = res
     sections["1"], t0 = time.perf_counter() - t0, time.perf_counter()

@@ -31,7 +31,7 @@ from . import _inputs
 from ._jit import jit
 from .ejce import fast_terms, has_fast_path, joint_eval_generic
 from .errors import SingularJointError
-from .workspace import n_chunks
+from .workspace import chunked, n_chunks
 
 # A joint's Jacobian counts as rank deficient when one of its normalised columns lies within this
 # distance of the span of the others (a 1e-10 rad neighbourhood of a gimbal lock).
@@ -103,31 +103,30 @@ class DynWork:
 
     def __init__(self, model, nchunk=1, articulated=False, composite=False):
         n1, nv = model.nbodies + 1, max(model.nv, 1)
-        z = np.zeros
         big = articulated or composite
         self.arrays = (
-            z((nchunk, n1, 3, 3)),      # 0 Rrel   relative pose of C in P (generic joints)
-            z((nchunk, n1, 3)),         # 1 rrel
-            z((nchunk, 6, nv)),         # 2 J      EJCE Jacobian columns, P axes
-            z((nchunk, n1, 6)),         # 3 sigma
-            z((nchunk, n1, 6)),         # 4 bias
-            z((nchunk, n1, 6)),         # 5 vrel   relative twist J u + sigma, P axes
-            z((nchunk, n1, 9)),         # 6 E      rotation of X_i (parent C coordinates -> C_i), row-major
-            z((nchunk, n1, 3)),         # 7 d      origin of C_i in the parent's C frame
-            z((nchunk, nv, 6)),         # 8 ST     S columns, one row per velocity variable
-            z((nchunk, n1, 6)),         # 9 vJ     joint twist, C axes
-            z((nchunk, n1, 6)),         # 10 c     velocity-product acceleration cJ + v x vJ
-            z((nchunk, n1, 6)),         # 11 vel   body twist
-            z((nchunk, n1, 6)),         # 12 acc   body acceleration (minus gravity)
-            z((nchunk, n1, 6)),         # 13 f     body force (aba: bias force p^A)
-            z((nchunk, n1, 9)),         # 14 RC    world axes of C_i, row-major
-            z((nchunk, n1, 3)),         # 15 oC    world origin of C_i
-            z((nchunk, n1 if big else 1, 21)),        # 16 IA  articulated / composite inertia, packed
-            z((nchunk, nv if articulated else 1, 6)),  # 17 U   I^A S, one row per velocity
-            z((nchunk, nv if articulated else 1, 6)),  # 18 Dinv rows of D^-1
-            z((nchunk, nv if articulated else 1)),     # 19 uu  tau - S^T p^A
-            z((nchunk, n1 if articulated else 1)),     # 20 sc  inertia scale per subtree
-            z((nchunk, 2, 6, 6)),       # 21 scratch
+            chunked(nchunk, n1, 3, 3),      # 0 Rrel   relative pose of C in P (generic joints)
+            chunked(nchunk, n1, 3),         # 1 rrel
+            chunked(nchunk, 6, nv),         # 2 J      EJCE Jacobian columns, P axes
+            chunked(nchunk, n1, 6),         # 3 sigma
+            chunked(nchunk, n1, 6),         # 4 bias
+            chunked(nchunk, n1, 6),         # 5 vrel   relative twist J u + sigma, P axes
+            chunked(nchunk, n1, 9),         # 6 E      rotation of X_i (parent C coordinates -> C_i), row-major
+            chunked(nchunk, n1, 3),         # 7 d      origin of C_i in the parent's C frame
+            chunked(nchunk, nv, 6),         # 8 ST     S columns, one row per velocity variable
+            chunked(nchunk, n1, 6),         # 9 vJ     joint twist, C axes
+            chunked(nchunk, n1, 6),         # 10 c     velocity-product acceleration cJ + v x vJ
+            chunked(nchunk, n1, 6),         # 11 vel   body twist
+            chunked(nchunk, n1, 6),         # 12 acc   body acceleration (minus gravity)
+            chunked(nchunk, n1, 6),         # 13 f     body force (aba: bias force p^A)
+            chunked(nchunk, n1, 9),         # 14 RC    world axes of C_i, row-major
+            chunked(nchunk, n1, 3),         # 15 oC    world origin of C_i
+            chunked(nchunk, n1 if big else 1, 21),        # 16 IA  articulated / composite inertia, packed
+            chunked(nchunk, nv if articulated else 1, 6),  # 17 U   I^A S, one row per velocity
+            chunked(nchunk, nv if articulated else 1, 6),  # 18 Dinv rows of D^-1
+            chunked(nchunk, nv if articulated else 1),     # 19 uu  tau - S^T p^A
+            chunked(nchunk, n1 if articulated else 1),     # 20 sc  inertia scale per subtree
+            chunked(nchunk, 2, 6, 6),       # 21 scratch
         )
 
 

@@ -205,43 +205,64 @@ def _zeros_like_v(model, B, x):
     return np.zeros((B, max(model.nv, 1))) if x is None else x
 
 
-def run_fk(model, q2, qd2, qdd2, t1, level, generic=False, keep_work=False):
-    """Run the sweep on a validated batch (B, nq); returns the output arrays (and the workspace)."""
-    B = q2.shape[0]
+_FIELDS = ("R", "p", "omega", "v", "alpha", "a")
+
+
+def _output_arrays(model, B, level, out, single):
+    """The six output arrays: fresh, or those of ``out`` (a Kinematics of the same shape) reused."""
     n1 = model.nbodies + 1
+    shapes = [(n1, 3, 3), (n1, 3)] + [(n1 if level >= 1 else 0, 3)] * 2 + [(n1 if level >= 2 else 0, 3)] * 2
+    if out is None:
+        return [np.empty((B,) + s) for s in shapes]
+    if not isinstance(out, Kinematics):
+        raise ValueError(f"out must be an ej.Kinematics from an earlier call, got {type(out).__name__}")
+    arrays = []
+    for name, s in zip(_FIELDS, shapes):
+        want = s if single else (B,) + s
+        x = getattr(out, name)
+        if s[0] == 0 and x is None:
+            arrays.append(np.empty((B,) + s))
+            continue
+        if (not isinstance(x, np.ndarray) or x.shape != want or x.dtype != np.float64
+                or not x.flags.c_contiguous or not x.flags.writeable):
+            raise ValueError(f"out.{name} must be a writeable float64 array of shape {want}, got "
+                             f"{None if x is None else (x.shape, x.dtype)}")
+        arrays.append(x.reshape((B,) + s))
+    return arrays
+
+
+def run_fk(model, q2, qd2, qdd2, t1, level, out=None, single=False, generic=False):
+    """Run the sweep on a validated batch (B, nq); returns the six output arrays (B, ...)."""
+    B = q2.shape[0]
     parallel = B > 1
     work = JointWork(model, n_chunks(B) if parallel else 1)
-    R = np.empty((B, n1, 3, 3))
-    p = np.empty((B, n1, 3))
-    nvel = n1 if level >= 1 else 0
-    nacc = n1 if level >= 2 else 0
-    omega = np.empty((B, nvel, 3))
-    vel = np.empty((B, nvel, 3))
-    alpha = np.empty((B, nacc, 3))
-    acc = np.empty((B, nacc, 3))
+    R, p, omega, vel, alpha, acc = _output_arrays(model, B, level, out, single)
     v = _zeros_like_v(model, B, qd2)
     a = _zeros_like_v(model, B, qdd2)
     kernel = fk_parallel if parallel else fk_serial
     kernel(*model.kernel_args(), q2, v, a, t1, level, generic, -1, *work.args(), R, p, omega, vel,
            alpha, acc, np.empty((B, 0, 0)))
-    out = (R, p, omega if level >= 1 else None, vel if level >= 1 else None,
-           alpha if level >= 2 else None, acc if level >= 2 else None)
-    return (out, work) if keep_work else out
+    return (R, p, omega if level >= 1 else None, vel if level >= 1 else None,
+            alpha if level >= 2 else None, acc if level >= 2 else None)
 
 
-def forward_kinematics(model, q, qd=None, qdd=None, t=0.0):
+def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None):
     """World-frame pose, twist and classical acceleration of every body origin.
 
     q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  Velocities need ``qd``,
     accelerations need ``qd`` and ``qdd``.  Returns ``ej.Kinematics`` with R (..., N+1, 3, 3) and
-    p, omega, v, alpha, a (..., N+1, 3); row 0 is the world."""
+    p, omega, v, alpha, a (..., N+1, 3); row 0 is the world.  ``out``: a Kinematics of an earlier
+    call with the same shapes, whose arrays are overwritten and returned (no new allocation: for
+    loops over many batches)."""
     if qdd is not None and qd is None:
         raise ValueError("qdd given without qd: accelerations need the velocities too")
     B, q2, qd2, qdd2, t1 = _inputs.states(model, q, qd, qdd, t)
     level = 0 if qd2 is None else (1 if qdd2 is None else 2)
     model, q2, qd2, qdd2 = _inputs.expand_mimic(model, q2, qd2, qdd2)
-    out = run_fk(model, q2, qd2, qdd2, t1, level)
-    return Kinematics(*_inputs.unbatch(B, *out))
+    res = run_fk(model, q2, qd2, qdd2, t1, level, out, single=B is None)
+    if out is not None:
+        return out                              # its arrays were written in place
+    return Kinematics(*_inputs.unbatch(B, *res))
 
 
 @jit

@@ -375,3 +375,23 @@ def test_results_do_not_depend_on_thread_count():
         numba.set_num_threads(before)
     for x, y in zip(one, two):
         assert np.array_equal(x, y)
+
+
+def test_out_reuses_the_arrays_of_an_earlier_result():
+    model = ej.models.load("arm7")
+    rng = np.random.default_rng(11)
+    for B in (None, 5):
+        shape = (model.nq,) if B is None else (B, model.nq)
+        q1, q2 = rng.uniform(-1, 1, shape), rng.uniform(-1, 1, shape)
+        v1, v2, a1, a2 = (rng.normal(size=shape) for _ in range(4))
+        k = ej.forward_kinematics(model, q1, v1, a1)
+        arrays = [k.R, k.p, k.omega, k.v, k.alpha, k.a]
+        again = ej.forward_kinematics(model, q2, v2, a2, out=k)
+        assert again is k and all(x is y for x, y in zip(arrays, [k.R, k.p, k.omega, k.v, k.alpha, k.a]))
+        ref = ej.forward_kinematics(model, q2, v2, a2)
+        for name in ("R", "p", "omega", "v", "alpha", "a"):
+            np.testing.assert_array_equal(getattr(k, name), getattr(ref, name))
+    with pytest.raises(ValueError, match="out.R"):
+        ej.forward_kinematics(model, np.zeros((3, model.nq)), out=ej.forward_kinematics(model, np.zeros(model.nq)))
+    with pytest.raises(ValueError, match="out must be"):
+        ej.forward_kinematics(model, np.zeros(model.nq), out=np.zeros(3))
