@@ -29,6 +29,7 @@ would not fit in the available memory is skipped.
 import argparse
 import ctypes
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -94,6 +95,19 @@ def calls(f):
         for _ in range(k):
             f()
     return run
+
+
+def package_hash():
+    """Hash of ejce_nb's sources as they are on disk now (to notice edits during a run)."""
+    h = hashlib.sha1()
+    root = os.path.dirname(os.path.abspath(ej.__file__))
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__")))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(d, name), "rb") as f:
+                    h.update(name.encode() + f.read())
+    return h.hexdigest()[:12]
 
 
 def rss():
@@ -448,7 +462,7 @@ def long_chain_child(n, repeat):
     r.update(best(runs, repeat))
     r.update(aba_err_ejce=rel_err(acc, qdd[0]), build_s=build_s, rss_model=r_model, rss_model_calls=r_calls,
              peak_growth=peak_growth, peak_exact=exact_peak, model_array_bytes=model_arrays,
-             table_bytes=tables, workspace_bytes=work, note=note)
+             table_bytes=tables, workspace_bytes=work, note=note, package_hash=package_hash())
     print(json.dumps(r))
 
 
@@ -535,6 +549,7 @@ def main():
     threads = [t for t in threads if 1 <= t <= maxth] or [1]
     t_start = time.perf_counter()
     load1 = os.getloadavg()[0]
+    src = package_hash()
     print(f"ejce_nb {ej.__version__} | Pinocchio {pin.__version__} | numba {numba.__version__} | "
           f"numpy {np.__version__} | Python {platform.python_version()} | {os.cpu_count()} CPUs, "
           f"numba threads <= {maxth} | load average {load1:.2f}")
@@ -570,6 +585,10 @@ def main():
     out["zyx_chains"] = zyx
     sections["4"] = time.perf_counter() - t0
 
+    hashes = {src, package_hash()} | {r["package_hash"] for r in longs}
+    out["environment"]["package_hashes"] = sorted(hashes)
+    if len(hashes) > 1:
+        print("\nWARNING: ejce_nb's sources changed during the run; its figures mix package versions")
     bad = [f"{kind} N = {r['N']}" for kind, rows in (("revolute", rev), ("long", longs), ("ZYX", zyx))
            for r in rows if not r["sweep_matches_call"]]
     if bad:

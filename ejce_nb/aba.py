@@ -27,7 +27,7 @@ from ._jit import jit, pjit
 from . import joint_motion as jm
 from .joint_motion import (EYE9, ZERO6, add21, add6, crf, crm, dot6, inertia_mul, joint_pass, ld21, ld3,
                            ld33, ld6, ld9, rigid21, spd_inverse, st21, st6, st9, sub6,
-                           sym_max_diag, sym_mul, sym_sub_outer, sym_to_parent, wrench_in_C, xforce_T,
+                           sym_mul, sym_sub_outer, sym_to_parent, wrench_in_C, xforce_T,
                            xmotion)
 from .spatial import mmT
 
@@ -87,10 +87,11 @@ def aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, 
             l = parent[i]
             Ai = ld21(IA, i)
             pi = ld6(pA, i)
-            # the largest inertia I^A_i was assembled from bounds its rounding: the pivots of D_i
-            # are judged against it (a scale of real inertias, so it does not compound down a chain)
-            md = sym_max_diag(Ai)
-            ref = max(sc[i], md)
+            # pivots are judged against the bodies' own inertias (the largest in the subtree): a
+            # massless subtree, or masses on the joint axis, leave D_i at rounding of that scale,
+            # while the lever arms of a long chain, which grow I^A_i like N^3 in directions away
+            # from S, do not make an ordinary joint look singular
+            ref = sc[i]
             for k in range(vs, vs + nvj):
                 Sk = ld6(ST, k)
                 st6(U, k, sym_mul(Ai, Sk))
@@ -142,11 +143,8 @@ def aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, 
             di = ld3(d, i)
             add21(IA, l, sym_to_parent(Ei, di, Ia))
             st6(pA, l, add6(ld6(pA, l), xforce_T(Ei, di, pa)))
-            # rounding in I^a scales with the unprojected inertia, moved by the lever d:
-            # (1 + |d|)^2 <= 2 (1 + |d|^2)
-            e = 2.0 * md * (1.0 + di[0] * di[0] + di[1] * di[1] + di[2] * di[2])
-            if e > sc[l]:
-                sc[l] = e
+            if sc[i] > sc[l]:
+                sc[l] = sc[i]
         if failed:
             continue
         # -- outward: accelerations

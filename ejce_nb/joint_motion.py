@@ -404,12 +404,6 @@ def sym_sub_outer(A, a, b):
 
 
 @jit
-def sym_max_diag(A):
-    """Largest diagonal entry (bounds every entry of a positive semi-definite matrix)."""
-    return max(max(max(A[0], A[6]), max(A[11], A[15])), max(A[18], A[20]))
-
-
-@jit
 def sym_to_parent(E, d, A):
     """X^T A X for a packed symmetric inertia A in C_i and X = (E, d): the inertia in the parent's
     frame.  Rotating the blocks first (A' = E^T A_ww E, B' = E^T A_wv E, C' = E^T A_vv E) leaves
