@@ -18,7 +18,7 @@ import ejce_nb as ej
 from ejce_nb import joint_motion as jm
 from ejce_nb._jit import jit
 from ejce_nb.aba import aba_range
-from ejce_nb.models import chain, load
+from ejce_nb.models import chain, load, random_states as states
 from ejce_nb.rnea import rnea_range
 
 
@@ -53,15 +53,6 @@ def best(f, repeat, number):
             f()
         t = min(t, (time.perf_counter() - t0) / number)
     return t
-
-
-def states(model, n, rng):
-    q = np.tile(model.neutral(), (n, 1))
-    free = np.ones(model.nq, dtype=bool)
-    for _, sl in model.quaternion_blocks():
-        free[sl] = False
-    q[:, free] += rng.uniform(-1, 1, (n, int(free.sum())))
-    return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
 
 
 def chain_timings(sizes, repeat):

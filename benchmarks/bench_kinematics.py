@@ -5,22 +5,12 @@
 Thread count: NUMBA_NUM_THREADS, or the ``threads`` parameter below.
 """
 import numba
-import numpy as np
 import pytest
 
 import ejce_nb as ej
-from ejce_nb.models import chain, load
+from ejce_nb.models import chain, load, random_states as _states
 
 B = 100_000
-
-
-def _states(model, n, rng):
-    q = np.tile(model.neutral(), (n, 1))
-    free = np.ones(model.nq, dtype=bool)
-    for _, sl in model.quaternion_blocks():
-        free[sl] = False
-    q[:, free] += rng.uniform(-1, 1, (n, int(free.sum())))
-    return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
 
 
 @pytest.mark.parametrize("threads", [1, 2])

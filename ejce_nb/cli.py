@@ -47,17 +47,11 @@ def bench(model, batch=100_000, repeats=3, threads=None, out=None):
     import numba
 
     from . import forward_kinematics
+    from .models import random_states
     out = out or sys.stdout
     if threads:
         numba.set_num_threads(threads)
-    rng = np.random.default_rng(0)
-    q = np.tile(model.neutral(), (batch, 1))
-    free = np.ones(model.nq, dtype=bool)
-    for _, sl in model.quaternion_blocks():
-        free[sl] = False
-    q[:, free] += rng.uniform(-1.0, 1.0, (batch, int(free.sum())))
-    qd = rng.normal(size=(batch, model.nv))
-    qdd = rng.normal(size=(batch, model.nv))
+    q, qd, qdd = random_states(model, batch, 0)
     res = forward_kinematics(model, q, qd, qdd)               # compile or load; allocate the outputs
     best = np.inf
     for _ in range(repeats):

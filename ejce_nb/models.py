@@ -493,3 +493,17 @@ def write_shipped(directory):
 if __name__ == "__main__":
     for d in sys.argv[1:] or [DATA_DIR]:
         write_shipped(d)
+
+
+def random_states(model, n, rng=None, spread=1.0):
+    """n random states (q, qd, qdd) of shapes (n, nq), (n, nv), (n, nv) for sweeps and benchmarks:
+    coordinates uniform within +-spread of the neutral configuration (quaternions kept at the
+    neutral unit quaternion), velocities and accelerations standard normal."""
+    rng = np.random.default_rng(rng)
+    q = np.tile(model.neutral(), (n, 1))
+    free = np.ones(model.nq, dtype=bool)
+    for _, sl in model.quaternion_blocks():
+        free[sl] = False
+    q[:, free] += rng.uniform(-spread, spread, (n, int(free.sum())))
+    return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
+
