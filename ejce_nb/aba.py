@@ -25,11 +25,9 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add21, add6, crf, crm, dot6, inertia_mul, joint_pass, ld21, ld3,
-                           ld33, ld6, ld9, rigid21, spd_inverse, st21, st6, st9, sub6,
-                           sym_mul, sym_sub_outer, sym_to_parent, wrench_in_C, xforce_T,
-                           xmotion)
-from .spatial import mmT
+from .joint_motion import (ZERO6, add21, add6, crf, crm, dot6, inertia_mul, joint_pass, ld21, ld3,
+                           ld33, ld6, ld9, rigid21, spd_inverse, st21, st6, sub6, sym_mul,
+                           sym_sub_outer, sym_to_parent, external_wrench_in_C, xforce_T, xmotion)
 
 
 @jit
@@ -74,10 +72,7 @@ def aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, 
             sc[i] = iscale[i]
             pi = crf(vi, inertia_mul(m, h, I, vi))
             if has_fext:
-                RCi = mmT(EYE9 if l == 0 else ld9(RC, l), Ei)
-                st9(RC, i, RCi)
-                fw = (F[fb, i, 0], F[fb, i, 1], F[fb, i, 2], F[fb, i, 3], F[fb, i, 4], F[fb, i, 5])
-                pi = sub6(pi, wrench_in_C(RCi, ld3(bo, i), fw))
+                pi = sub6(pi, external_wrench_in_C(F, fb, i, l, Ei, RC, bo))
             st6(pA, i, pi)
         # -- inward: articulated inertias and bias forces
         failed = False

@@ -31,6 +31,7 @@ from . import _inputs
 from ._jit import jit
 from .ejce import fast_terms, has_fast_path, joint_eval_generic
 from .errors import SingularJointError
+from .spatial import mmT
 from .workspace import chunked, n_chunks
 
 # A joint's Jacobian counts as rank deficient when one of its normalised columns lies within this
@@ -259,15 +260,20 @@ def inertia_mul(m, h, I, x):
 
 
 @jit
-def wrench_in_C(RC, b, fw):
-    """A world wrench fw ([moment about the body origin; force], world axes) in C_i: axes turned
-    by RC (world axes of C_i, row-major), moment moved from the body origin (at b in C_i)."""
-    f0 = RC[0] * fw[3] + RC[3] * fw[4] + RC[6] * fw[5]
-    f1 = RC[1] * fw[3] + RC[4] * fw[4] + RC[7] * fw[5]
-    f2 = RC[2] * fw[3] + RC[5] * fw[4] + RC[8] * fw[5]
-    return (RC[0] * fw[0] + RC[3] * fw[1] + RC[6] * fw[2] + b[1] * f2 - b[2] * f1,
-            RC[1] * fw[0] + RC[4] * fw[1] + RC[7] * fw[2] + b[2] * f0 - b[0] * f2,
-            RC[2] * fw[0] + RC[5] * fw[1] + RC[8] * fw[2] + b[0] * f1 - b[1] * f0,
+def external_wrench_in_C(F, fb, i, l, Ei, RC, bo):
+    """The world wrench F[fb, i] ([moment about the body origin; force], world axes) on body i,
+    in C_i: axes turned by C_i's world axes (recorded in RC[i] for the children, from the
+    parent's RC and E_i), moment moved from the body origin (at bo[i] in C_i)."""
+    R = mmT(EYE9 if l == 0 else ld9(RC, l), Ei)
+    st9(RC, i, R)
+    b = ld3(bo, i)
+    fw = (F[fb, i, 0], F[fb, i, 1], F[fb, i, 2], F[fb, i, 3], F[fb, i, 4], F[fb, i, 5])
+    f0 = R[0] * fw[3] + R[3] * fw[4] + R[6] * fw[5]
+    f1 = R[1] * fw[3] + R[4] * fw[4] + R[7] * fw[5]
+    f2 = R[2] * fw[3] + R[5] * fw[4] + R[8] * fw[5]
+    return (R[0] * fw[0] + R[3] * fw[1] + R[6] * fw[2] + b[1] * f2 - b[2] * f1,
+            R[1] * fw[0] + R[4] * fw[1] + R[7] * fw[2] + b[2] * f0 - b[0] * f2,
+            R[2] * fw[0] + R[5] * fw[1] + R[8] * fw[2] + b[0] * f1 - b[1] * f0,
             f0, f1, f2)
 
 

@@ -21,9 +21,8 @@ from numba import prange
 
 from ._jit import jit, pjit
 from . import joint_motion as jm
-from .joint_motion import (EYE9, ZERO6, add6, crf, crm, dot6, inertia_mul, joint_pass, ld3, ld33, ld6,
-                           ld9, st6, st9, sub6, wrench_in_C, xforce_T, xmotion)
-from .spatial import mmT
+from .joint_motion import (ZERO6, add6, crf, crm, dot6, inertia_mul, joint_pass, ld3, ld33, ld6,
+                           ld9, st6, sub6, external_wrench_in_C, xforce_T, xmotion)
 
 
 @jit
@@ -63,10 +62,7 @@ def rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params,
             I = ld33(Ib, i)
             fi = add6(inertia_mul(m, h, I, ai), crf(vi, inertia_mul(m, h, I, vi)))
             if has_fext:
-                RCi = mmT(EYE9 if l == 0 else ld9(RC, l), Ei)
-                st9(RC, i, RCi)
-                fw = (F[fb, i, 0], F[fb, i, 1], F[fb, i, 2], F[fb, i, 3], F[fb, i, 4], F[fb, i, 5])
-                fi = sub6(fi, wrench_in_C(RCi, ld3(bo, i), fw))
+                fi = sub6(fi, external_wrench_in_C(F, fb, i, l, Ei, RC, bo))
             st6(f, i, fi)
         for i in range(n1 - 1, 0, -1):
             fi = ld6(f, i)
