@@ -1,11 +1,12 @@
 """ejce_nb: rigid multibody kinematics and dynamics for any joint, accelerated with Numba."""
 __version__ = "0.1.0"
 
-from .errors import ModelError, SingularJointError
+from .errors import ModelError, SingularJointError, Status
 from .transform import Transform
 from . import joints
 from .joints import fn
 from .model import Model
+from .data import Data
 from .builder import ModelBuilder
 from .kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
 from .rnea import rnea, nonlinear_effects

@@ -1,12 +1,15 @@
 """The one Numba decorator of the package.
 
 Compiled kernels are cached on disk.  Numba's cache does not notice edits to helpers that live in
-another module, so the cache lives in a directory keyed by a hash of the package's sources: any
-change to the package gives a fresh cache, an unchanged package starts warm.
+another module (nor a new version of this package), so the cache lives in a directory keyed by a
+hash of the package's sources and Numba's version: any change gives a fresh cache, an unchanged
+package starts warm.  The directory is ``$XDG_CACHE_HOME/ejce_nb/<hash>`` (``~/.cache`` by default,
+the system's temporary directory when that is not writable), or ``$NUMBA_CACHE_DIR/ejce_nb/<hash>``
+when Numba's own switch is set.
 
 Environment switches:
   EJCE_NB_CACHE=0      compile in memory only (no on-disk cache)
-  NUMBA_CACHE_DIR=...  use this cache directory as it is (Numba's own switch)
+  NUMBA_CACHE_DIR=...  the root of the cache (Numba's own switch)
 """
 import hashlib
 import os
@@ -32,8 +35,12 @@ def _source_hash():
 
 
 def _cache_root():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for root in (base, tempfile.gettempdir()):
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        bases = (os.environ["NUMBA_CACHE_DIR"],)
+    else:
+        bases = (os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                 tempfile.gettempdir())
+    for root in bases:
         path = os.path.join(root, "ejce_nb", _source_hash())
         try:
             os.makedirs(path, exist_ok=True)
@@ -45,7 +52,7 @@ def _cache_root():
 
 
 CACHE = os.environ.get("EJCE_NB_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
-if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
+if CACHE:
     _root = _cache_root()
     if _root is None:
         CACHE = False
@@ -54,10 +61,14 @@ if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
 
 
 def jit(*args, **kwargs):
-    """``numba.njit`` with the package's options (cache, no fastmath: results must be exact)."""
+    """``numba.njit`` with the package's options (cache, no fastmath: results must be exact, no
+    reference counting)."""
     kwargs.setdefault("cache", CACHE)
     kwargs.setdefault("nogil", True)
     kwargs.setdefault("error_model", "numpy")
+    # no reference counting: kernels allocate nothing (workspaces come from Python) and their
+    # views of the buffers live only during a call, so counting references would only cost time
+    kwargs.setdefault("_nrt", False)
     if args and callable(args[0]):
         return numba.njit(**kwargs)(args[0])
     return numba.njit(*args, **kwargs)
@@ -67,3 +78,31 @@ def pjit(*args, **kwargs):
     """The batch drivers: ``jit`` with ``parallel=True`` (prange over samples)."""
     kwargs["parallel"] = True
     return jit(*args, **kwargs)
+
+
+def entry(fn):
+    """A single-state kernel entry of a public function.
+
+    It is compiled once, for the argument types the input layer produces (``ready``), and then
+    refuses other types with TypeError instead of compiling again: a public function may hand
+    it the caller's arrays untouched (its fast path) and fall back to the input layer, which
+    converts and checks them, when they are not float64, C-contiguous and writeable."""
+    d = jit(fn)
+    d.ready = False
+    return d
+
+
+def ready(d, args):
+    """Compile the entry ``d`` for the types of ``args`` (or load it from the cache) and close it."""
+    if not d.ready:
+        if isinstance(d, numba.core.dispatcher.Dispatcher):
+            d.compile(tuple(numba.typeof(a) for a in args))
+            d.disable_compile()
+        d.ready = True
+
+
+def call(d, *args):
+    """Call the entry ``d`` from the input layer (compiling it for these types on first use)."""
+    if not d.ready:
+        ready(d, args)
+    return d(*args)

@@ -4,137 +4,163 @@ section 6.2) for any EJCE joint, and forward dynamics through it.
     M(q, t) = sum_i J_i^T I_i J_i,   computed as   I^c_i = I_i + sum_{children c} X_c^T I^c_c X_c,
     M[i, i] = S_i^T I^c_i S_i,   M[j, i] = S_j^T (X_..^T I^c_i S_i)   for each ancestor j of i
 
-in each body's outboard joint frame C_i with S_i = [R^T J_w; R^T J_v] (``joint_motion``).  S
-depends on q (Euler angles, universal, spline and coupled joints) and, for rheonomic joints, on t;
-it never depends on qd, and sigma does not enter M.
+in each body's outboard joint frame C_i.  S depends on q (Euler angles, universal, spline and
+coupled joints) and, for rheonomic joints, on t; it never depends on qd, and sigma does not enter M.
 
-``forward_dynamics_crba`` solves M qdd = tau - h(q, qd, t) (+ J^T f_ext) by Cholesky, O(nv^3):
-a cross-check of ``aba`` that reports the same singular configurations.
+``forward_dynamics_crba`` solves M qdd = tau - h(q, qd, t) (+ J^T f_ext) by Cholesky, O(nv^3): a
+cross-check of ``aba`` that reports the same singular configurations.
 """
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
-from . import joint_motion as jm
-from .joint_motion import (add21, joint_pass, ld21, ld3, ld33, ld6, ld9, rigid21, st21, sym_mul,
-                           sym_to_parent, xforce_T)
-from .rnea import run_rnea
+from . import engine, inputs
+from ._jit import call, entry, jit, pjit
+from .kinematics import forward
+from .layout import REC_JOINT, model_view, record_view, scratch_view, views
+from .rnea import inverse_dynamics
+from .spatial import add21, ld21, ld3, ld6, ld9, rigid21, st21, sym_mul, sym_to_parent, xforce_T
 
 
 @jit
-def crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-               Ib, Q, Z, T, lo, hi, generic, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, IC, W,
-               M, status):
-    """M of samples lo..hi-1; status[b] = (first joint whose S loses rank, code) or (-1, 0).
-    Z: one row of zero velocities (S does not depend on them)."""
-    n1 = parent.shape[0]
-    for b in range(lo, hi):
-        bad = joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, Z, 0,
-                         T[b], generic, True, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W)
-        status[b, 0] = bad
-        status[b, 1] = jm.OK if bad < 0 else jm.RANK_LOSS
-        for i in range(1, n1):
-            st21(IC, i, rigid21(mass[i], ld3(hC, i), ld33(Ib, i)))
-        for x in range(M.shape[1]):
-            for y in range(M.shape[2]):
-                M[b, x, y] = 0.0
-        # composite inertias: children (higher indices) are complete before they reach the parent
-        for i in range(n1 - 1, 0, -1):
-            l = parent[i]
-            if l > 0:
-                add21(IC, l, sym_to_parent(ld9(E, i), ld3(d, i), ld21(IC, i)))
-        for i in range(1, n1):
-            vs = v_start[i]
-            nvj = nv_joint[i]
-            Ic = ld21(IC, i)
-            # F = I^c_i S_i, one row of W[0] per column of S, carried to each ancestor j as X^T F
-            for k in range(nvj):
-                Fk = sym_mul(Ic, ld6(ST, vs + k))
+def crba_state(m, r, s, q, t, generic, M):
+    forward(m, r, s, q, s.zv, s.zv, t, 0, False, generic)
+    n1 = m.body_parent.shape[0]
+    IC = s.IA
+    F = s.W
+    for i in range(1, n1):
+        st21(IC, i, rigid21(m.body_mass[i], ld3(m.body_hC, i), ld9(m.body_IC, i)))
+    for x in range(M.shape[0]):
+        for y in range(M.shape[1]):
+            M[x, y] = 0.0
+    # composite inertias: children (higher indices) are complete before they reach the parent
+    for i in range(n1 - 1, 0, -1):
+        l = m.body_parent[i]
+        if l > 0:
+            add21(IC, l, sym_to_parent(ld9(r.E, i), ld3(r.d, i), ld21(IC, i)))
+    for i in range(1, n1):
+        vs = m.jnt_dofadr[i]
+        nvj = m.jnt_nv[i]
+        Ic = ld21(IC, i)
+        # F = I^c_i S_i, one row per column of S, carried to each ancestor j as X^T F
+        for k in range(nvj):
+            Fk = sym_mul(Ic, ld6(r.S, vs + k))
+            for x in range(6):
+                F[k, x] = Fk[x]
+        for k in range(nvj):
+            for k2 in range(k, nvj):
+                v = 0.0
                 for x in range(6):
-                    W[0, k, x] = Fk[x]
+                    v += r.S[vs + k2, x] * F[k, x]
+                M[vs + k2, vs + k] = v
+                M[vs + k, vs + k2] = v
+        j = i
+        while nvj > 0 and m.body_parent[j] > 0:
+            Ej = ld9(r.E, j)
+            dj = ld3(r.d, j)
             for k in range(nvj):
-                for k2 in range(k, nvj):
-                    s = 0.0
+                ft = xforce_T(Ej, dj, ld6(F, k))
+                for x in range(6):
+                    F[k, x] = ft[x]
+            j = m.body_parent[j]
+            vj = m.jnt_dofadr[j]
+            for k in range(nvj):
+                for a in range(m.jnt_nv[j]):
+                    v = 0.0
                     for x in range(6):
-                        s += ST[vs + k2, x] * W[0, k, x]
-                    M[b, vs + k2, vs + k] = s
-                    M[b, vs + k, vs + k2] = s
-            j = i
-            while nvj > 0 and parent[j] > 0:
-                Ej = ld9(E, j)
-                dj = ld3(d, j)
-                for k in range(nvj):
-                    ft = xforce_T(Ej, dj, (W[0, k, 0], W[0, k, 1], W[0, k, 2], W[0, k, 3], W[0, k, 4],
-                                           W[0, k, 5]))
-                    for x in range(6):
-                        W[0, k, x] = ft[x]
-                j = parent[j]
-                vj = v_start[j]
-                for k in range(nvj):
-                    for m in range(nv_joint[j]):
-                        s = 0.0
-                        for x in range(6):
-                            s += ST[vj + m, x] * W[0, k, x]
-                        M[b, vj + m, vs + k] = s
-                        M[b, vs + k, vj + m] = s
+                        v += r.S[vj + a, x] * F[k, x]
+                    M[vj + a, vs + k] = v
+                    M[vs + k, vj + a] = v
 
 
-@jit
-def crba_serial(tabs, Q, Z, T, generic, M, status, ws):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
-    crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-               Ib, Q, Z, T, 0, Q.shape[0], generic, ws[0][0], ws[1][0], ws[2][0], ws[3][0], ws[4][0],
-               ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[9][0], ws[10][0], ws[16][0], ws[21][0], M, status)
+@entry
+def crba_one(mi, mf, w, q, t, generic, M):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, q, q, 0, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    crba_state(m, r, s, q, t, generic, M)
+    return 0
 
 
 @pjit
-def crba_parallel(tabs, Q, Z, T, generic, M, status, ws):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
+def crba_many(mi, mf, R, S, per_state, Q, T, generic, rank, M, status):
+    """M of every sample; with ``rank``, a sample whose joint Jacobians lose rank is marked."""
     B = Q.shape[0]
-    nchunk = ws[0].shape[0]
+    nchunk = S.shape[0]
     for c in prange(nchunk):
-        crba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-                   Ib, Q, Z, T, c * B // nchunk, (c + 1) * B // nchunk, generic, ws[0][c], ws[1][c],
-                   ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c], ws[8][c], ws[9][c],
-                   ws[10][c], ws[16][c], ws[21][c], M, status)
+        m = model_view(mi, mf)
+        s = scratch_view(mi, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mi, R[b] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
+            if st == 0:
+                crba_state(m, r, s, Q[b], T[b], generic, M[b])
+                for i in range(1, m.body_parent.shape[0]):
+                    if rank and m.jnt_nv[i] > 0 and not inputs.subspace_full_rank(r.S, m.jnt_dofadr[i],
+                                                                                  m.jnt_nv[i], s.W):
+                        st = inputs.SINGULAR_JOINT
+                        j = i
+                        break
+            status[b, 0] = st
+            status[b, 1] = j
 
 
-def run_crba(model, q2, t1, generic=False):
-    """M (B, nv, nv) and per-sample status (B, 2) of a validated batch (no mimic joints)."""
+def _mass(model, q2, t1, B, data, generic=False):
+    """M of the kernel model (n, nv, nv), its status, the kernel model and its coordinates."""
+    km, mim = inputs.kernel_model(model)
+    qk = q2 if mim is None else mim.q(q2)
     n = q2.shape[0]
-    nv = model.nv
-    M = np.zeros((n, nv, nv))
-    status = np.zeros((n, 2), dtype=np.int64)
-    Z = np.zeros((1, max(nv, 1)))
-    jm.run(crba_serial, crba_parallel, jm.tables(model), model, (q2, Z, t1, generic, M, status),
-           composite=True)
-    return M, status
+    shape = (n, km.nv, km.nv)
+    M = data._result("M", shape) if (data is not None and mim is None) else np.empty(shape)
+    status = engine.status_array(n)
+    if B is None:
+        w = data._w if data is not None else engine.one_workspace(km)
+        status[0, 0] = call(crba_one, km._mi, km._mf, w, qk[0], t1[0], generic, M[0])
+        status[0, 1] = int(w[REC_JOINT])
+        if data is None:
+            engine.release(km, w)
+    else:
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        crba_many(km._mi, km._mf, R, S, per_state, qk, t1, generic, False, M, status)
+        engine.release_batch(token)
+    if mim is not None:
+        M = mim.Gv.T @ M @ mim.Gv
+    return M, status, km, qk
 
 
-def _mass(model, q2, t1):
-    ex = jm.expansion(model)
-    if ex is None:
-        M, status = run_crba(model, q2, t1)
-        return M, status, model, q2
-    full, Gq, gq, Gv = ex
-    qf = q2 @ Gq.T + gq
-    M, status = run_crba(full, qf, t1)
-    return Gv.T @ M @ Gv, status, full, qf
-
-
-def mass_matrix(model, q, t=0.0):
+def mass_matrix(model, q, t=0.0, data=None, errors="raise"):
     """Joint-space mass matrix M(q, t) (..., nv, nv), symmetric; positive definite except where a
     joint's Jacobian loses rank (gimbal lock) or a subtree is massless, where it is returned as
     it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those."""
-    B, q2, _, t1 = jm.states(model, q, (), t)
-    M = _mass(model, q2, t1)[0]
-    return M[0] if B is None else M
+    if (crba_one.ready and data is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
+            and type(t) is float):
+        w = engine.one_workspace(model)
+        M = np.empty((model.nv, model.nv))
+        try:
+            st = crba_one(model._mi, model._mf, w, q, t, False, M)
+        except TypeError:
+            st = -1
+        engine.release(model, w)
+        if st == 0:
+            return M
+    return joint_space_inertia(model, q, t, data, errors)
+
+
+def joint_space_inertia(model, q, t=0.0, data=None, errors="raise", generic=False):
+    """``mass_matrix`` through the input layer (any shapes, mimic joints, data=, errors=)."""
+    inputs.check_errors_arg(errors)
+    B, q2, _, t1 = inputs.states(model, q, (), t)
+    if data is not None:
+        data._check(model, B)
+    M, status, _, _ = _mass(model, q2, t1, B, data, generic)
+    if errors == "flag" and B is not None:
+        M[status[:, 0] != 0] = np.nan
+    return inputs.flag_or_raise(errors, model, status, "mass_matrix", ["q"], [q2], t1, B, inputs.unbatch(B, M))
 
 
 @jit
-def _chol_solve_one(M, rhs, out, scale_tol):
+def _chol_solve(M, rhs, out, scale_tol):
     """Solve M x = rhs by Cholesky in place of M's lower triangle; returns the first column whose
     pivot is not clearly positive (-1: none)."""
     n = M.shape[0]
@@ -170,35 +196,34 @@ def _chol_solve_one(M, rhs, out, scale_tol):
 @pjit
 def _chol_solve_batch(M, rhs, out, col, scale_tol):
     for b in prange(M.shape[0]):
-        col[b] = _chol_solve_one(M[b], rhs[b], out[b], scale_tol)
+        col[b] = _chol_solve(M[b], rhs[b], out[b], scale_tol)
 
 
-def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None):
+def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     """qdd (..., nv) from M(q, t) qdd = tau - h(q, qd, t) + (external wrenches), by Cholesky of
     the CRBA mass matrix: O(nv^3), the same result as ``aba``.  Raises ej.SingularJointError
     (naming the joint, and the samples of a batch) where M is singular."""
-    B, q2, (qd2, tau2), t1 = jm.states(model, q, ((qd, "qd"), (tau, "tau")), t)
-    fext, has = jm.fext_array(model, f_ext, B)
-    M, status, kmodel, kq = _mass(model, q2, t1)
-    jm.raise_singular(kmodel, status, kq, t1, B, "forward_dynamics_crba")
+    inputs.check_errors_arg(errors)
+    B, q2, (qd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (tau, "tau")), t)
     n, nv = q2.shape[0], model.nv
-    zero = np.zeros((n, max(nv, 1)))
-    ex = jm.expansion(model)
-    if ex is None:
-        h = run_rnea(model, q2, qd2, zero, t1, fext, has)
-    else:
-        full, Gq, gq, Gv = ex
-        h = run_rnea(full, kq, jm.pad_v(qd2[:, :nv] @ Gv.T), np.zeros((n, max(full.nv, 1))), t1,
-                     fext, has) @ Gv
-    rhs = np.ascontiguousarray(tau2[:, :nv] - h)
+    km, mim = inputs.kernel_model(model)
+    qk = q2 if mim is None else mim.q(q2)
+    Mk = np.empty((n, km.nv, km.nv))
+    status = engine.status_array(n)
+    R, S, per_state, token = engine.batch_workspace(km, n, None)
+    crba_many(km._mi, km._mf, R, S, per_state, qk, t1, False, True, Mk, status)
+    engine.release_batch(token)
+    M = Mk if mim is None else mim.Gv.T @ Mk @ mim.Gv
+    h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]
+    rhs = np.ascontiguousarray(tau2 - h)
     out = np.empty((n, nv))
     col = np.full(n, -1, dtype=np.int64)
     _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
-    if np.any(col >= 0):
-        vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
-        st = np.full((n, 2), -1, dtype=np.int64)
-        bad = col >= 0
-        st[bad, 0] = vjoint[col[bad]]
-        st[bad, 1] = jm.MASS_MATRIX_SINGULAR
-        jm.raise_singular(model, st, q2, t1, B, "forward_dynamics_crba")
-    return out[0] if B is None else out
+    vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
+    for b in np.nonzero((col >= 0) & (status[:, 0] == 0))[0]:
+        status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])
+    out[status[:, 0] != 0] = np.nan
+    fin = np.isfinite(tau2).all(axis=1) & np.isfinite(qd2).all(axis=1)
+    status[(status[:, 0] == 0) & ~fin] = (inputs.NONFINITE, -1)
+    return inputs.flag_or_raise(errors, model, status, "forward_dynamics_crba", ["q", "qd", "tau"],
+                                [q2, qd2, tau2], t1, B, inputs.unbatch(B, out))

@@ -1,185 +1,388 @@
-"""The explicit joint constraint equation of every joint, from its pose function alone.
+"""The explicit joint constraint equation of every joint, and the one function every algorithm
+calls to evaluate a joint.
 
-For the pose R(q, t), r(q, t) of C in P (EJCE.md section 1):
+For the pose R(q, t), r(q, t) of the outboard frame C in the inboard frame P (EJCE.md section 1),
 
     [omega_rel; v_rel] = J u + sigma            J[:, k] = [axial(dR/du_k R^T); dr/du_k]
     [alpha_rel; a_rel] = J u' + b               b = [axial(R''0 R^T); r''0]
 
 with u the joint's velocity variables (coordinate rates, or a quaternion's angular velocity in C
-axes, q' = N(q) u) and ''0 the second derivative along the motion with u' = 0.  One evaluation of
-the pose on jets seeded with q -> (q, N u, N' u, N e_k), t -> (t, 1, 0) gives all of them.
-Hand-written paths for revolute and prismatic joints are exact specialisations, checked against
-this generic path in the tests.
+axes, q' = N(q) u) and ''0 the second derivative along the motion with u' = 0.  The algorithms see
+a joint in its outboard frame (EJCE.md section 2):
+
+    S  = [R^T J_w; R^T J_v]                      motion subspace (C axes, at the origin of C)
+    vJ = [R^T w_rel; R^T v_rel] = S u + R^T sigma
+    cJ = [R^T b_w; R^T (b_v - w_rel x v_rel)]    = d/dt (vJ in C coordinates) - S u'
+
+and X_i, the transform from the parent's C frame to C_i: E = (Xt_i R)^T, d = pt_i + Xt_i r.
+
+Three ways compute them, chosen once per joint when the model is built (``jnt_path``):
+
+* the generic EJCE path (``jets_joint``): the pose function of ``joints.pose`` evaluated once on
+  jets (``jets``), seeded q -> (q, N u, N' u, N e_k), t -> (t, 1, 0).  It knows nothing of the joint
+  and serves every joint; it is the reference every other path is tested against.
+* products of elementary screw motions (``screw_position`` / ``screw_velocity``): a joint that is
+  T = T_0(f_0) T_1(f_1) ... (rotations about and translations along constant axes, by amounts
+  f_m(q, t)) has, with S_m the unit twist of motion m seen from C,
+      S[:, k] = sum_m df_m/dq_k S_m,    vJ = sum_m f'_m S_m,
+      cJ = sum_m f''0_m S_m + sum_{m < n} f'_m f'_n (S_m x S_n),
+  which needs no derivative of a pose and no jets.  Every built-in joint but the non-Euler
+  rotation parameterisations is such a product, composite joints included (their amounts are
+  evaluated on jets: value, gradient, rate and second derivative at once).
+* unit quaternions (``quat_position`` / ``quat_velocity``): S = [1; 0] (spherical), vJ = [u; 0],
+  cJ = 0; a free joint adds [0; R^T rdot] and cJ = [0; -w x R^T rdot].
+
+The position part (X, S) depends on (q, t) only; the velocity part (vJ, cJ) also on u, and is
+computed from the position part where the path allows, so that a later stage on the same
+configuration (``mass_matrix`` then ``nonlinear_effects``) does not evaluate the pose again.
 """
 import numpy as np
 
 from ._jit import jit
+from .jets import jconst
 from .joints import codes as C
-from .joints.pose import pose
+from .joints.pose import coord_function, pose
+from .spatial import (EYE9, ZERO3, ZERO6, add, axpy6, cross, crm, ld3, ld6, ld9, mm, mtv, mv,
+                      rot_axis, st3, st6, st9)
+
+PATH_FIXED = 0
+PATH_SCREW = 1
+PATH_QUAT = 2
+PATH_JETS = 3
+
+
+# ---------------------------------------------------------------------------- the kinematic map
+@jit
+def quat_rate_row(w, x, y, z, c):
+    """Row c of N(q): the unit quaternion (w, x, y, z) moves as q' = N(q) u = 1/2 q (x) (0, u)
+    for the angular velocity u in its own (C) axes."""
+    if c == 0:
+        return -0.5 * x, -0.5 * y, -0.5 * z
+    if c == 1:
+        return 0.5 * w, -0.5 * z, 0.5 * y
+    if c == 2:
+        return 0.5 * z, 0.5 * w, -0.5 * x
+    return -0.5 * y, 0.5 * x, 0.5 * w
 
 
 @jit
-def _seed(qt, vt, nq, k, quat_off):
-    """Jet of coordinate k of a joint (k >= nq: zero), from the joint's coordinates qt (7-tuple)
-    and velocities vt (6-tuple)."""
+def coordinate_rates(m, q, v, qdot):
+    """q' = N(q) v for the whole model: coordinate rates, with each unit quaternion's rate from
+    its angular velocity."""
+    for i in range(1, m.body_parent.shape[0]):
+        qs = m.jnt_qadr[i]
+        vs = m.jnt_dofadr[i]
+        o = m.jnt_quat[i]
+        n_plain = m.jnt_nq[i] if o < 0 else o
+        for k in range(n_plain):
+            qdot[qs + k] = v[vs + k]
+        if o >= 0:
+            a = qs + o
+            b = vs + o
+            for c in range(4):
+                n0, n1, n2 = quat_rate_row(q[a], q[a + 1], q[a + 2], q[a + 3], c)
+                qdot[a + c] = n0 * v[b] + n1 * v[b + 1] + n2 * v[b + 2]
+
+
+@jit
+def normalize_quaternions(m, q):
+    for i in range(1, m.body_parent.shape[0]):
+        o = m.jnt_quat[i]
+        if o >= 0:
+            a = m.jnt_qadr[i] + o
+            n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
+            for c in range(4):
+                q[a + c] /= n
+
+
+# ---------------------------------------------------------------------------- placement
+@jit(inline="always")
+def place(m, r, i, R, p):
+    """Record the relative pose (R, p) of C_i in P_i and X_i: E = (Xt R)^T, d = pt + Xt p."""
+    st9(r.Rrel, i, R)
+    st3(r.rrel, i, p)
+    X = ld9(m.jnt_Xt, i)
+    XR = mm(X, R)
+    r.E[i, 0] = XR[0]
+    r.E[i, 1] = XR[3]
+    r.E[i, 2] = XR[6]
+    r.E[i, 3] = XR[1]
+    r.E[i, 4] = XR[4]
+    r.E[i, 5] = XR[7]
+    r.E[i, 6] = XR[2]
+    r.E[i, 7] = XR[5]
+    r.E[i, 8] = XR[8]
+    if p[0] == 0.0 and p[1] == 0.0 and p[2] == 0.0:
+        st3(r.d, i, ld3(m.jnt_pt, i))
+    else:
+        st3(r.d, i, add(ld3(m.jnt_pt, i), mv(X, p)))
+
+
+# ---------------------------------------------------------------------------- generic: jets
+@jit
+def _seed(q, v, qs, nq, vs, k, quat_off):
+    """Jet of coordinate k of a joint (k >= nq: zero) along q' = N(q) v, t' = 1: value, rate,
+    second derivative with v' = 0, and gradient over the joint's velocity variables."""
     if k >= nq:
-        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return jconst(0.0)
     if quat_off < 0 or k < quat_off:
-        # ordinary coordinate: its rate is velocity variable k (quaternions come last in a joint)
-        return (qt[k], vt[k], 0.0,
+        # an ordinary coordinate: its rate is velocity variable k (quaternions come last in a joint)
+        return (q[qs + k], v[vs + k], 0.0,
                 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0,
                 1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
-    # unit quaternion (w, x, y, z) with angular velocity u in C axes: q' = 1/2 q (x) (0, u)
-    o = quat_off
-    w = qt[o]
-    x = qt[o + 1]
-    y = qt[o + 2]
-    z = qt[o + 3]
-    ux = vt[o]
-    uy = vt[o + 1]
-    uz = vt[o + 2]
+    o = qs + quat_off
+    b = vs + quat_off
+    w = q[o]
+    x = q[o + 1]
+    y = q[o + 2]
+    z = q[o + 3]
+    ux = v[b]
+    uy = v[b + 1]
+    uz = v[b + 2]
     c = k - quat_off
-    if c == 0:
-        n0, n1, n2, val = -x, -y, -z, w
-    elif c == 1:
-        n0, n1, n2, val = w, -z, y, x
-    elif c == 2:
-        n0, n1, n2, val = z, w, -x, y
-    else:
-        n0, n1, n2, val = -y, x, w, z
-    # q''0 = 1/2 q' (x) (0, u) = -|u|^2 / 4 q
-    d2 = -0.25 * (ux * ux + uy * uy + uz * uz) * val
-    g0 = 0.5 * n0
-    g1 = 0.5 * n1
-    g2 = 0.5 * n2
-    # the three angular velocities occupy gradient slots o..o+2 (o = 0 or 3)
-    return (val, g0 * ux + g1 * uy + g2 * uz, d2,
-            g0 if o == 0 else 0.0, g1 if o == 0 else 0.0, g2 if o == 0 else 0.0,
-            g0 if o == 3 else 0.0, g1 if o == 3 else 0.0, g2 if o == 3 else 0.0)
+    n0, n1, n2 = quat_rate_row(w, x, y, z, c)
+    # q''0 = N(q') u = 1/2 q' (x) (0, u) = -|u|^2 / 4 q
+    d2 = -0.25 * (ux * ux + uy * uy + uz * uz) * q[o + c]
+    # the three angular velocities occupy gradient slots quat_off .. quat_off + 2 (0 or 3)
+    f = quat_off == 0
+    return (q[o + c], n0 * ux + n1 * uy + n2 * uz, d2,
+            n0 if f else 0.0, n1 if f else 0.0, n2 if f else 0.0,
+            0.0 if f else n0, 0.0 if f else n1, 0.0 if f else n2)
 
 
 @jit
-def quaternion_offset(jtype, params, adr):
-    """Offset of a unit-quaternion block within the joint's q (-1: none)."""
-    if (jtype == C.SPHERICAL or jtype == C.FREE) and int(params[adr]) == C.ROT_QUATERNION:
-        return 0 if jtype == C.SPHERICAL else 3
-    return -1
+def seeds(q, v, qs, nq, vs, quat_off):
+    """The jets of a joint's coordinates (7, unused ones zero)."""
+    # indices as runtime integers: literal arguments would compile one _seed per index
+    k0 = nq - nq
+    return (_seed(q, v, qs, nq, vs, k0, quat_off), _seed(q, v, qs, nq, vs, k0 + 1, quat_off),
+            _seed(q, v, qs, nq, vs, k0 + 2, quat_off), _seed(q, v, qs, nq, vs, k0 + 3, quat_off),
+            _seed(q, v, qs, nq, vs, k0 + 4, quat_off), _seed(q, v, qs, nq, vs, k0 + 5, quat_off),
+            _seed(q, v, qs, nq, vs, k0 + 6, quat_off))
 
 
 @jit
-def _axial_RT(R, A, i):
-    """axial(A R^T) where A is entry i of 9 jets (row-major)."""
-    m01 = A[0][i] * R[3] + A[1][i] * R[4] + A[2][i] * R[5]
-    m02 = A[0][i] * R[6] + A[1][i] * R[7] + A[2][i] * R[8]
-    m10 = A[3][i] * R[0] + A[4][i] * R[1] + A[5][i] * R[2]
-    m12 = A[3][i] * R[6] + A[4][i] * R[7] + A[5][i] * R[8]
-    m20 = A[6][i] * R[0] + A[7][i] * R[1] + A[8][i] * R[2]
-    m21 = A[6][i] * R[3] + A[7][i] * R[4] + A[8][i] * R[5]
+def _axial_RT(R, A, k):
+    """axial(A R^T), A the slot k of 9 jets (row-major)."""
+    m01 = A[0][k] * R[3] + A[1][k] * R[4] + A[2][k] * R[5]
+    m02 = A[0][k] * R[6] + A[1][k] * R[7] + A[2][k] * R[8]
+    m10 = A[3][k] * R[0] + A[4][k] * R[1] + A[5][k] * R[2]
+    m12 = A[3][k] * R[6] + A[4][k] * R[7] + A[5][k] * R[8]
+    m20 = A[6][k] * R[0] + A[7][k] * R[1] + A[8][k] * R[2]
+    m21 = A[6][k] * R[3] + A[7][k] * R[4] + A[8][k] * R[5]
     return 0.5 * (m21 - m12), 0.5 * (m02 - m20), 0.5 * (m10 - m01)
 
 
 @jit
-def joint_eval_generic(jtype, params, adr, q, v, t, qs, nq, vs, nv, i, Rrel, rrel, J, sigma, bias, vrel):
-    """Pose, Jacobian columns, sigma, bias and relative twist of joint i by the generic path.
-
-    Writes Rrel[i] (3, 3), rrel[i] (3,), J[:, vs:vs+nv] (P axes), sigma[i], bias[i], vrel[i] (6,).
-    Whole arrays and an index, not row views: views passed to a call cost reference counting."""
-    qo = quaternion_offset(jtype, params, adr)
-    qt = (q[qs] if nq > 0 else 0.0, q[qs + 1] if nq > 1 else 0.0, q[qs + 2] if nq > 2 else 0.0,
-          q[qs + 3] if nq > 3 else 0.0, q[qs + 4] if nq > 4 else 0.0, q[qs + 5] if nq > 5 else 0.0,
-          q[qs + 6] if nq > 6 else 0.0)
-    vt = (v[vs] if nv > 0 else 0.0, v[vs + 1] if nv > 1 else 0.0, v[vs + 2] if nv > 2 else 0.0,
-          v[vs + 3] if nv > 3 else 0.0, v[vs + 4] if nv > 4 else 0.0, v[vs + 5] if nv > 5 else 0.0)
-    # indices as runtime integers: literal arguments would compile one _seed per index
-    k0 = nq - nq
-    qj = (_seed(qt, vt, nq, k0, qo), _seed(qt, vt, nq, k0 + 1, qo), _seed(qt, vt, nq, k0 + 2, qo),
-          _seed(qt, vt, nq, k0 + 3, qo), _seed(qt, vt, nq, k0 + 4, qo), _seed(qt, vt, nq, k0 + 5, qo),
-          _seed(qt, vt, nq, k0 + 6, qo))
-    tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    Rj, rj = pose(jtype, params, adr, qj, tj)
+def jets_terms(m, i, q, v, t, JP):
+    """The EJCE terms of joint i in P axes by the generic path: (R, r, twist J u + sigma, bias),
+    with J's columns in the rows of JP."""
+    qs = m.jnt_qadr[i]
+    nq = m.jnt_nq[i]
+    vs = m.jnt_dofadr[i]
+    qj = seeds(q, v, qs, nq, vs, m.jnt_quat[i])
+    Rj, rj = pose(m.jnt_type[i], m.jnt_params, m.jnt_padr[i], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     R = (Rj[0][0], Rj[1][0], Rj[2][0], Rj[3][0], Rj[4][0], Rj[5][0], Rj[6][0], Rj[7][0], Rj[8][0])
-    for a in range(3):
-        rrel[i, a] = rj[a][0]
-        for b in range(3):
-            Rrel[i, a, b] = R[3 * a + b]
-    for k in range(nv):
+    for k in range(m.jnt_nv[i]):
         w0, w1, w2 = _axial_RT(R, Rj, 3 + k)
-        J[0, vs + k] = w0
-        J[1, vs + k] = w1
-        J[2, vs + k] = w2
-        J[3, vs + k] = rj[0][3 + k]
-        J[4, vs + k] = rj[1][3 + k]
-        J[5, vs + k] = rj[2][3 + k]
-    w0, w1, w2 = _axial_RT(R, Rj, k0 + 1)
-    vrel[i, 0] = w0
-    vrel[i, 1] = w1
-    vrel[i, 2] = w2
-    w0, w1, w2 = _axial_RT(R, Rj, k0 + 2)
-    bias[i, 0] = w0
-    bias[i, 1] = w1
-    bias[i, 2] = w2
-    for a in range(3):
-        vrel[i, 3 + a] = rj[a][1]
-        bias[i, 3 + a] = rj[a][2]
-    # sigma: what of the relative twist the velocities do not explain (explicit time dependence)
-    for a in range(6):
-        s = vrel[i, a]
-        for k in range(nv):
-            s -= J[a, vs + k] * v[vs + k]
-        sigma[i, a] = s
+        JP[k, 0] = w0
+        JP[k, 1] = w1
+        JP[k, 2] = w2
+        JP[k, 3] = rj[0][3 + k]
+        JP[k, 4] = rj[1][3 + k]
+        JP[k, 5] = rj[2][3 + k]
+    one = nq - nq + 1
+    tw = _axial_RT(R, Rj, one) + (rj[0][1], rj[1][1], rj[2][1])
+    bias = _axial_RT(R, Rj, one + 1) + (rj[0][2], rj[1][2], rj[2][2])
+    return R, (rj[0][0], rj[1][0], rj[2][0]), tw, bias
 
 
 @jit
-def has_fast_path(jtype):
-    """Joints with hand-written terms (checked against the generic path in the tests)."""
-    return jtype == C.REVOLUTE or jtype == C.PRISMATIC or jtype == C.FIXED
+def jets_joint(m, r, s, i, q, v, t):
+    """Position and velocity terms of joint i by the generic path, turned into C axes."""
+    R, p, tw, b = jets_terms(m, i, q, v, t, s.JP)
+    place(m, r, i, R, p)
+    vs = m.jnt_dofadr[i]
+    for k in range(m.jnt_nv[i]):
+        w = mtv(R, (s.JP[k, 0], s.JP[k, 1], s.JP[k, 2]))
+        u = mtv(R, (s.JP[k, 3], s.JP[k, 4], s.JP[k, 5]))
+        st6(r.S, vs + k, w + u)
+    w_rel = (tw[0], tw[1], tw[2])
+    v_rel = (tw[3], tw[4], tw[5])
+    st6(r.vJ, i, mtv(R, w_rel) + mtv(R, v_rel))
+    wv = cross(w_rel, v_rel)
+    st6(r.cJ, i, mtv(R, (b[0], b[1], b[2])) + mtv(R, (b[3] - wv[0], b[4] - wv[1], b[5] - wv[2])))
 
 
-@jit
-def fast_terms(jtype, ax, ay, az, qk, u):
-    """Exact terms of a revolute (angle qk about axis a), prismatic (slide qk along a) or fixed
-    joint, from scalars: (R 9-tuple, r 3-tuple, J column 6-tuple); sigma and b vanish and the
-    relative twist is J u.  The first three parameters of every joint are readable (padding)."""
-    if jtype == C.REVOLUTE:
-        s = np.sin(qk)
-        c = np.cos(qk)
-        k = 1.0 - c
-        R = (c + k * ax * ax, k * ax * ay - s * az, k * ax * az + s * ay,
-             k * ax * ay + s * az, c + k * ay * ay, k * ay * az - s * ax,
-             k * ax * az - s * ay, k * ay * az + s * ax, c + k * az * az)
-        return R, (0.0, 0.0, 0.0), (ax, ay, az, 0.0, 0.0, 0.0)
-    I = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    if jtype == C.PRISMATIC:
-        return I, (ax * qk, ay * qk, az * qk), (0.0, 0.0, 0.0, ax, ay, az)
-    return I, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-@jit
-def joint_eval(jtype, params, adr, q, v, t, qs, nq, vs, nv, i, Rrel, rrel, J, sigma, bias, vrel, generic):
-    """EJCE terms of joint i into the workspace rows i (and J's columns vs..vs+nv): the
-    hand-written path where there is one (unless ``generic``), else the generic path."""
-    if generic or not has_fast_path(jtype):
-        joint_eval_generic(jtype, params, adr, q, v, t, qs, nq, vs, nv, i, Rrel, rrel, J, sigma, bias, vrel)
+# ---------------------------------------------------------------------------- products of screws
+@jit(inline="always")
+def screw_position(m, r, s, i, q, t):
+    """X_i and S_i of a product of elementary motions T_0 T_1 ... T_{n-1}: walking from the last
+    motion to the first, H = T_{m+1} ... T_{n-1} (the pose of C in the frame motion m moves),
+    S_m = Ad(H^-1) [a_m; 0] for a rotation, [0; R_H^T a_m] for a translation."""
+    qs = m.jnt_qadr[i]
+    nq = m.jnt_nq[i]
+    vs = m.jnt_dofadr[i]
+    m0 = m.jnt_madr[i]
+    nm = m.jnt_nmot[i]
+    if m.jnt_fn[i]:
+        # amounts that are functions: evaluate them on jets along u = 0 for value and gradient
+        qj = seeds(q, s.zv, qs, nq, vs, -1)
+        tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    RH = EYE9
+    pH = ZERO3
+    first = True
+    for k in range(m0 + nm - 1, m0 - 1, -1):
+        a = ld3(m.mot_axis, k)
+        c = m.mot_coord[k]
+        if c >= 0:
+            f = m.mot_scale[k] * q[qs + c]
+        else:
+            fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, tj)
+            f = fj[0]
+            for j in range(6):
+                r.mg[k, j] = fj[3 + j]
+        if m.mot_kind[k] == C.MOTION_ROT:
+            if first:
+                st6(r.mS, k, a + ZERO3)
+            else:
+                st6(r.mS, k, mtv(RH, a) + mtv(RH, cross(a, pH)))
+            Rm = rot_axis(a, np.sin(f), np.cos(f))
+            if first:
+                RH = Rm
+            else:
+                RH = mm(Rm, RH)
+                pH = mv(Rm, pH)
+        else:
+            st6(r.mS, k, ZERO3 + (a if first else mtv(RH, a)))
+            pH = (pH[0] + a[0] * f, pH[1] + a[1] * f, pH[2] + a[2] * f)
+        first = False
+    place(m, r, i, RH, pH)
+    if nm == 1 and m.mot_coord[m0] == 0 and m.jnt_nv[i] == 1:
+        st6(r.S, vs, axpy6(m.mot_scale[m0], ld6(r.mS, m0), ZERO6))
         return
-    qk = q[qs] if nq > 0 else 0.0
-    u = v[vs] if nv > 0 else 0.0
-    R, r, S = fast_terms(jtype, params[adr], params[adr + 1], params[adr + 2], qk, u)
-    for a in range(3):
-        rrel[i, a] = r[a]
-        for b in range(3):
-            Rrel[i, a, b] = R[3 * a + b]
-    for a in range(6):
-        if nv > 0:
-            J[a, vs] = S[a]
-        sigma[i, a] = 0.0
-        bias[i, a] = 0.0
-        vrel[i, a] = S[a] * u
+    # S[:, j] = sum_m df_m/dq_j S_m
+    for j in range(m.jnt_nv[i]):
+        st6(r.S, vs + j, ZERO6)
+    for k in range(m0, m0 + nm):
+        Sk = ld6(r.mS, k)
+        c = m.mot_coord[k]
+        if c >= 0:
+            st6(r.S, vs + c, axpy6(m.mot_scale[k], Sk, ld6(r.S, vs + c)))
+        else:
+            for j in range(m.jnt_nv[i]):
+                g = r.mg[k, j]
+                if g != 0.0:
+                    st6(r.S, vs + j, axpy6(g, Sk, ld6(r.S, vs + j)))
 
 
-@jit
-def all_joints(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-               q, v, t, Rrel, rrel, J, sigma, bias, vrel, generic):
-    """EJCE terms of every joint of one state into the workspace arrays."""
-    for i in range(1, parent.shape[0]):
-        joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], v_start[i],
-                   nv_joint[i], i, Rrel, rrel, J, sigma, bias, vrel, generic)
+@jit(inline="always")
+def screw_velocity(m, r, i, q, v, t):
+    """vJ = sum_m f'_m S_m and cJ = sum_m f''0_m S_m + sum_{m<n} f'_m f'_n (S_m x S_n), summed from
+    the last motion, with V the twist of the motions after m."""
+    qs = m.jnt_qadr[i]
+    nq = m.jnt_nq[i]
+    vs = m.jnt_dofadr[i]
+    m0 = m.jnt_madr[i]
+    if m.jnt_fn[i]:
+        qj = seeds(q, v, qs, nq, vs, -1)
+        tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    V = ZERO6
+    cJ = ZERO6
+    last = m0 + m.jnt_nmot[i] - 1
+    for k in range(last, m0 - 1, -1):
+        Sk = ld6(r.mS, k)
+        c = m.mot_coord[k]
+        if c >= 0:
+            fd = m.mot_scale[k] * v[vs + c]
+        else:
+            fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, tj)
+            fd = fj[1]
+            cJ = axpy6(fj[2], Sk, cJ)
+        if k != last:
+            cJ = axpy6(fd, crm(Sk, V), cJ)
+        V = axpy6(fd, Sk, V)
+    st6(r.vJ, i, V)
+    st6(r.cJ, i, cJ)
+
+
+# ---------------------------------------------------------------------------- unit quaternions
+@jit(inline="always")
+def quat_position(m, r, i, q):
+    """R of the quaternion (normalised: R = 1 + (2/n)(w v^ + v^ v^), n = |q|^2); S = [0 1; R^T 0]
+    for a free joint (rdot in P axes, angular velocity in C axes), [1; 0] for a spherical one."""
+    qs = m.jnt_qadr[i]
+    o = qs + m.jnt_quat[i]
+    w = q[o]
+    x = q[o + 1]
+    y = q[o + 2]
+    z = q[o + 3]
+    k = 2.0 / (w * w + x * x + y * y + z * z)
+    R = (1.0 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y),
+         k * (x * y + w * z), 1.0 - k * (x * x + z * z), k * (y * z - w * x),
+         k * (x * z - w * y), k * (y * z + w * x), 1.0 - k * (x * x + y * y))
+    vs = m.jnt_dofadr[i]
+    if m.jnt_quat[i] == 3:
+        place(m, r, i, R, (q[qs], q[qs + 1], q[qs + 2]))
+        for c in range(3):
+            st6(r.S, vs + c, ZERO3 + (R[3 * c], R[3 * c + 1], R[3 * c + 2]))
+        vs += 3
+    else:
+        place(m, r, i, R, ZERO3)
+    for c in range(3):
+        st6(r.S, vs + c, (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
+                          0.0, 0.0, 0.0))
+
+
+@jit(inline="always")
+def quat_velocity(m, r, i, v):
+    vs = m.jnt_dofadr[i]
+    if m.jnt_quat[i] == 3:
+        R = ld9(r.Rrel, i)
+        u = mtv(R, (v[vs], v[vs + 1], v[vs + 2]))
+        w = (v[vs + 3], v[vs + 4], v[vs + 5])
+        st6(r.vJ, i, w + u)
+        wu = cross(w, u)
+        st6(r.cJ, i, (0.0, 0.0, 0.0, -wu[0], -wu[1], -wu[2]))
+    else:
+        st6(r.vJ, i, (v[vs], v[vs + 1], v[vs + 2], 0.0, 0.0, 0.0))
+        st6(r.cJ, i, ZERO6)
+
+
+# ---------------------------------------------------------------------------- the one entry point
+@jit(inline="always")
+def joint_path(m, i, generic):
+    path = m.jnt_path[i]
+    return PATH_JETS if generic and path != PATH_FIXED else path
+
+
+@jit(inline="always")
+def joint_position(m, r, s, i, q, v, t, generic):
+    """X_i and S_i of joint i at (q, t); the generic path, which evaluates everything at once,
+    also records vJ_i and cJ_i at the velocities v."""
+    path = joint_path(m, i, generic)
+    if path == PATH_SCREW:
+        screw_position(m, r, s, i, q, t)
+    elif path == PATH_QUAT:
+        quat_position(m, r, i, q)
+    elif path == PATH_JETS:
+        jets_joint(m, r, s, i, q, v, t)
+    else:
+        place(m, r, i, EYE9, ZERO3)
+
+
+@jit(inline="always")
+def joint_velocity(m, r, s, i, q, v, t, generic, position_fresh):
+    """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
+    evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
+    path = joint_path(m, i, generic)
+    if path == PATH_SCREW:
+        screw_velocity(m, r, i, q, v, t)
+    elif path == PATH_QUAT:
+        quat_velocity(m, r, i, v)
+    elif path == PATH_JETS:
+        if not position_fresh:
+            jets_joint(m, r, s, i, q, v, t)
+    else:
+        st6(r.vJ, i, ZERO6)
+        st6(r.cJ, i, ZERO6)

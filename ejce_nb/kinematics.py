@@ -1,300 +1,397 @@
-"""Recursive kinematics: one forward sweep over the parent table (EJCE.md section 3).
+"""Recursive kinematics: one forward sweep over the parent table (EJCE.md section 3), in each
+body's outboard joint frame C_i.
 
-For body i with parent l, inboard frame P (E_p, c_p), outboard frame C (E_c, c_c) and the joint's
-relative pose (R, r), twist [w_rel; v_rel] = J u + sigma and acceleration [alpha_rel; a_rel] =
-J u' + b (all in P axes):
+With the joint's X_i, S_i, vJ_i, cJ_i (``ejce``):
 
-    R_P = R_l E_p,   o_P = p_l + R_l c_p,   rho = R_P r,   o_C = o_P + rho
-    R_i = R_P R E_c^T,   p_i = o_C - R_i c_c
-    w_i = w_l + R_P w_rel
-    alpha_i = alpha_l + w_l x (R_P w_rel) + R_P alpha_rel
-    v_C = v_P + w_l x rho + R_P v_rel
-    a_C = a_P + alpha_l x rho + w_l x (w_l x rho) + 2 w_l x (R_P v_rel) + R_P a_rel
+    v_i  = X_i v_p + vJ_i                                   body twist
+    a_i  = X_i a_p + S_i u'_i + cJ_i + v_i x vJ_i           spatial acceleration (a_0 = -g)
+    RC_i = RC_p E_i^T,   oC_i = oC_p + RC_p d_i             world axes and origin of C_i
 
-with the rigid transports from p_l to o_P and from o_C to p_i.  Accelerations are classical
-(a_i = d v_i / dt of the body origin).
+The world-frame kinematics of the body origin (at bo_i in C_i, axes R_i = RC_i E_c,i^T) follow:
+p_i = oC_i + RC_i bo_i, omega_i = RC_i w_i, v_i = RC_i (v_C + w x bo), alpha_i = RC_i w'_i and
+the classical acceleration RC_i (a_C + w' x bo + w x (v_C + w x bo)) + g.
+
+``forward`` keeps what it computed in the record of the state, and a later call on the same
+state (bitwise) reuses it: the joints (X, S) for the same (q, t), the twists for the same qd, the
+accelerations for the same qdd, the world frames for the same (q, t).
 """
 import numpy as np
 from numba import prange
 
-from . import _inputs
-from ._jit import jit, pjit
-from .ejce import fast_terms, has_fast_path, joint_eval, joint_eval_generic
-from .spatial import add, cross, mm, mmT, mv
-from .workspace import JointWork, n_chunks
+from . import engine, inputs
+from ._jit import call, entry, jit, pjit
+from .ejce import joint_position, joint_velocity
+from .layout import (H_N1, REC_ACC, REC_GENERIC, REC_JOINT, REC_POS, REC_T, REC_VEL, REC_WORLD, model_view,
+                     record_view, rows, scratch_view, views)
+from .spatial import (EYE9, ZERO3, ZERO6, add, add6, axpy6, cross, crm, ld3, ld6, ld9, mmT, mv, st3,
+                      st6, st9, xmotion)
+
+
+# ---------------------------------------------------------------------------- the forward sweep
+@jit
+def _same(key, x):
+    for k in range(x.shape[0]):
+        if key[k] != x[k]:
+            return False
+    return True
 
 
 @jit
-def fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-             P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body, lo, hi,
-             Rrel, rrel, J, sigma, bias, vrel, RP, oC,
-             R, p, omega, vel, alpha, acc, Jb):
-    """Samples lo..hi-1 of a batch: poses (level 0), twists (level >= 1) and accelerations
-    (level 2) of every body, and for ``body >= 0`` that body's world Jacobian into Jb[b].
+def _keep(key, x):
+    for k in range(x.shape[0]):
+        key[k] = x[k]
 
-    The workspace (Rrel ... oC) is one chunk's; the loop over samples sits inside so that the
-    arrays are handed over once per chunk, not once per state."""
-    n1 = parent.shape[0]
-    for b in range(lo, hi):
-        t = T[b]
-        for x in range(3):
-            p[b, 0, x] = 0.0
-            oC[0, x] = 0.0
-            for y in range(3):
-                R[b, 0, x, y] = 1.0 if x == y else 0.0
-                RP[0, x, y] = 1.0 if x == y else 0.0
-            if level >= 1:
-                omega[b, 0, x] = 0.0
-                vel[b, 0, x] = 0.0
+
+@jit
+def forward(m, r, s, q, v, a, t, level, world, generic):
+    """Bring the record r to the state (q, v, a, t): the joints always, twists for level >= 1,
+    accelerations (gravity as a base acceleration) for level 2, world frames with ``world``.
+    What r already holds for this state is kept."""
+    h = r.hdr
+    g = 1.0 if generic else 0.0
+    pos = h[REC_POS] == 1.0 and h[REC_T] == t and h[REC_GENERIC] == g and _same(r.qkey, q)
+    vel = level >= 1 and pos and h[REC_VEL] == 1.0 and _same(r.vkey, v)
+    acc = level >= 2 and vel and h[REC_ACC] == 1.0 and _same(r.akey, a)
+    need_vel = level >= 1 and not vel
+    need_acc = level >= 2 and not acc
+    need_world = world and not (pos and h[REC_WORLD] == 1.0)
+    if pos and not need_vel and not need_acc and not need_world:
+        return
+    # what is about to be overwritten is no longer valid (accelerations hang on the twists)
+    if not pos:
+        h[REC_POS] = 0.0
+        h[REC_WORLD] = 0.0
+    if not pos or need_vel:
+        h[REC_VEL] = 0.0
+    if not pos or need_vel or need_acc:
+        h[REC_ACC] = 0.0
+    grav = m.gravity
+    a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+    # the generic path evaluates position and velocity terms at once: at v when they are wanted
+    vj = v if level >= 1 else s.zv
+    for i in range(1, m.body_parent.shape[0]):
+        l = m.body_parent[i]
+        if not pos:
+            joint_position(m, r, s, i, q, vj, t, generic)
+        if need_vel:
+            joint_velocity(m, r, s, i, q, v, t, generic, not pos and level >= 1)
+            vi = add6(ZERO6 if l == 0 else xmotion(ld9(r.E, i), ld3(r.d, i), ld6(r.vel, l)), ld6(r.vJ, i))
+            st6(r.vel, i, vi)
+        if need_acc:
+            vJi = ld6(r.vJ, i)
+            a0, a1, a2, a3, a4, a5 = add6(add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base if l == 0 else ld6(r.acc, l)),
+                                               ld6(r.cJ, i)), crm(ld6(r.vel, i), vJi))
+            for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
+                ak = a[k]
+                a0 += r.S[k, 0] * ak
+                a1 += r.S[k, 1] * ak
+                a2 += r.S[k, 2] * ak
+                a3 += r.S[k, 3] * ak
+                a4 += r.S[k, 4] * ak
+                a5 += r.S[k, 5] * ak
+            st6(r.acc, i, (a0, a1, a2, a3, a4, a5))
+        if need_world:
+            RCl = EYE9 if l == 0 else ld9(r.RC, l)
+            st9(r.RC, i, mmT(RCl, ld9(r.E, i)))
+            st3(r.oC, i, add(ZERO3 if l == 0 else ld3(r.oC, l), mv(RCl, ld3(r.d, i))))
+    if not pos:
+        _keep(r.qkey, q)
+        h[REC_T] = t
+        h[REC_GENERIC] = g
+        h[REC_POS] = 1.0
+    if need_vel:
+        _keep(r.vkey, v)
+        h[REC_VEL] = 1.0
+    if need_acc:
+        _keep(r.akey, a)
+        h[REC_ACC] = 1.0
+    if need_world:
+        h[REC_WORLD] = 1.0
+
+
+# ---------------------------------------------------------------------------- forward kinematics
+@jit
+def fk_out(out, B, n1, level):
+    """Views of the flat result buffer: R, p (always), omega, v (level >= 1), alpha, a (level 2);
+    row b n1 + i is body i of sample b."""
+    n = B * n1
+    R = rows(out, 0, n, 9)
+    p = rows(out, 9 * n, n, 3)
+    w = rows(out, 12 * n, n if level >= 1 else 0, 3)
+    vo = rows(out, 15 * n, n if level >= 1 else 0, 3)
+    al = rows(out, 18 * n, n if level >= 2 else 0, 3)
+    ao = rows(out, 21 * n, n if level >= 2 else 0, 3)
+    return R, p, w, vo, al, ao
+
+
+def fk_size(B, n1, level):
+    return B * n1 * (12 + (6 if level >= 1 else 0) + (6 if level >= 2 else 0))
+
+
+@jit
+def world_kinematics(m, r, level, b, R, p, w, vo, al, ao):
+    """World-frame kinematics of every body origin of sample b (EJCE.md section 3)."""
+    n1 = m.body_parent.shape[0]
+    o = b * n1
+    grav = m.gravity
+    st9(R, o, EYE9)
+    st3(p, o, ZERO3)
+    if level >= 1:
+        st3(w, o, ZERO3)
+        st3(vo, o, ZERO3)
+    if level >= 2:
+        st3(al, o, ZERO3)
+        st3(ao, o, ZERO3)
+    for i in range(1, n1):
+        RC = ld9(r.RC, i)
+        bo = ld3(m.body_bo, i)
+        st9(R, o + i, mmT(RC, ld9(m.body_Ec, i)))
+        st3(p, o + i, add(ld3(r.oC, i), mv(RC, bo)))
+        if level >= 1:
+            V = ld6(r.vel, i)
+            wi = (V[0], V[1], V[2])
+            vb = add((V[3], V[4], V[5]), cross(wi, bo))
+            st3(w, o + i, mv(RC, wi))
+            st3(vo, o + i, mv(RC, vb))
             if level >= 2:
-                alpha[b, 0, x] = 0.0
-                acc[b, 0, x] = 0.0
-        for i in range(1, n1):
-            l = parent[i]
-            jt = jtype[i]
-            qs = q_start[i]
-            nqj = nq_joint[i]
-            vs = v_start[i]
-            nvj = nv_joint[i]
-            adr = param_adr[i]
-            # -- the joint: relative pose (Rr, rr), twist tw = J u + sigma, acceleration ar = J u' + b
-            if not generic and has_fast_path(jt):
-                u = V[b, vs] if nvj > 0 else 0.0
-                ud = A[b, vs] if nvj > 0 else 0.0
-                Rr, rr, S = fast_terms(jt, params[adr], params[adr + 1], params[adr + 2],
-                                       Q[b, qs] if nqj > 0 else 0.0, u)
-                if nvj > 0:
-                    for x in range(6):
-                        J[x, vs] = S[x]
-                tw = (S[0] * u, S[1] * u, S[2] * u, S[3] * u, S[4] * u, S[5] * u)
-                ar = (S[0] * ud, S[1] * ud, S[2] * ud, S[3] * ud, S[4] * ud, S[5] * ud)
-            else:
-                joint_eval_generic(jt, params, adr, Q[b], V[b], t, qs, nqj, vs, nvj, i,
-                                   Rrel, rrel, J, sigma, bias, vrel)
-                Rr = (Rrel[i, 0, 0], Rrel[i, 0, 1], Rrel[i, 0, 2], Rrel[i, 1, 0], Rrel[i, 1, 1],
-                      Rrel[i, 1, 2], Rrel[i, 2, 0], Rrel[i, 2, 1], Rrel[i, 2, 2])
-                rr = (rrel[i, 0], rrel[i, 1], rrel[i, 2])
-                tw = (vrel[i, 0], vrel[i, 1], vrel[i, 2], vrel[i, 3], vrel[i, 4], vrel[i, 5])
-                b0 = bias[i, 0]
-                b1 = bias[i, 1]
-                b2 = bias[i, 2]
-                b3 = bias[i, 3]
-                b4 = bias[i, 4]
-                b5 = bias[i, 5]
-                if level >= 2:
-                    for k in range(vs, vs + nvj):
-                        ak = A[b, k]
-                        b0 += J[0, k] * ak
-                        b1 += J[1, k] * ak
-                        b2 += J[2, k] * ak
-                        b3 += J[3, k] * ak
-                        b4 += J[4, k] * ak
-                        b5 += J[5, k] * ak
-                ar = (b0, b1, b2, b3, b4, b5)
-            # -- poses
-            Rl = (R[b, l, 0, 0], R[b, l, 0, 1], R[b, l, 0, 2], R[b, l, 1, 0], R[b, l, 1, 1],
-                  R[b, l, 1, 2], R[b, l, 2, 0], R[b, l, 2, 1], R[b, l, 2, 2])
-            Rp = mm(Rl, (P_rot[i, 0, 0], P_rot[i, 0, 1], P_rot[i, 0, 2], P_rot[i, 1, 0], P_rot[i, 1, 1],
-                         P_rot[i, 1, 2], P_rot[i, 2, 0], P_rot[i, 2, 1], P_rot[i, 2, 2]))
-            Ri = mmT(mm(Rp, Rr), (C_rot[i, 0, 0], C_rot[i, 0, 1], C_rot[i, 0, 2], C_rot[i, 1, 0],
-                                 C_rot[i, 1, 1], C_rot[i, 1, 2], C_rot[i, 2, 0], C_rot[i, 2, 1],
-                                 C_rot[i, 2, 2]))
-            d = mv(Rl, (P_pos[i, 0], P_pos[i, 1], P_pos[i, 2]))
-            rho = mv(Rp, rr)
-            dC = mv(Ri, (-C_pos[i, 0], -C_pos[i, 1], -C_pos[i, 2]))
-            for x in range(3):
-                for y in range(3):
-                    RP[i, x, y] = Rp[3 * x + y]
-                    R[b, i, x, y] = Ri[3 * x + y]
-                oC[i, x] = p[b, l, x] + d[x] + rho[x]
-                p[b, i, x] = oC[i, x] + dC[x]
-            if level < 1:
-                continue
-            # -- twists
-            wl = (omega[b, l, 0], omega[b, l, 1], omega[b, l, 2])
-            w_rel = mv(Rp, (tw[0], tw[1], tw[2]))
-            v_rel = mv(Rp, (tw[3], tw[4], tw[5]))
-            wi = add(wl, w_rel)
-            wd = cross(wl, d)
-            wr = cross(wl, rho)
-            wc = cross(wi, dC)
-            for x in range(3):
-                omega[b, i, x] = wi[x]
-                vel[b, i, x] = vel[b, l, x] + wd[x] + wr[x] + v_rel[x] + wc[x]
-            if level < 2:
-                continue
-            # -- accelerations (classical)
-            al = (alpha[b, l, 0], alpha[b, l, 1], alpha[b, l, 2])
-            al_rel = mv(Rp, (ar[0], ar[1], ar[2]))
-            a_rel = mv(Rp, (ar[3], ar[4], ar[5]))
-            ai = add(add(al, cross(wl, w_rel)), al_rel)
-            ad = cross(al, d)
-            wwd = cross(wl, wd)
-            ard = cross(al, rho)
-            wwr = cross(wl, wr)
-            cor = cross(wl, v_rel)
-            adc = cross(ai, dC)
-            wwc = cross(wi, wc)
-            for x in range(3):
-                alpha[b, i, x] = ai[x]
-                acc[b, i, x] = (acc[b, l, x] + ad[x] + wwd[x] + ard[x] + wwr[x] + 2.0 * cor[x]
-                                + a_rel[x] + adc[x] + wwc[x])
-        if body >= 0:
-            body_jacobian_columns(parent, v_start, nv_joint, J, RP, oC, p, b, body, Jb)
+                A = ld6(r.acc, i)
+                ai = (A[0], A[1], A[2])
+                ab = add(add((A[3], A[4], A[5]), cross(ai, bo)), cross(wi, vb))
+                st3(al, o + i, mv(RC, ai))
+                st3(ao, o + i, add(mv(RC, ab), (grav[0], grav[1], grav[2])))
 
 
-@jit
-def body_jacobian_columns(parent, v_start, nv_joint, J, RP, oC, p, b, body, Jb):
-    """World-frame Jacobian of the origin of ``body`` (sample b) into Jb[b]: every joint on the
-    path to the root contributes its J columns turned into world axes (R_P) and moved from the
-    origin of its outboard frame to the body origin."""
-    for x in range(6):
-        for k in range(Jb.shape[2]):
-            Jb[b, x, k] = 0.0
-    j = body
-    while j > 0:
-        Rp = (RP[j, 0, 0], RP[j, 0, 1], RP[j, 0, 2], RP[j, 1, 0], RP[j, 1, 1], RP[j, 1, 2],
-              RP[j, 2, 0], RP[j, 2, 1], RP[j, 2, 2])
-        d = (p[b, body, 0] - oC[j, 0], p[b, body, 1] - oC[j, 1], p[b, body, 2] - oC[j, 2])
-        for k in range(v_start[j], v_start[j] + nv_joint[j]):
-            w = mv(Rp, (J[0, k], J[1, k], J[2, k]))
-            u = mv(Rp, (J[3, k], J[4, k], J[5, k]))
-            wd = cross(w, d)
-            for x in range(3):
-                Jb[b, x, k] = w[x]
-                Jb[b, 3 + x, k] = u[x] + wd[x]
-        j = parent[j]
-
-
-@jit
-def fk_serial(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-              P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
-              Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, Jb):
-    fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-             P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body, 0, Q.shape[0],
-             Rrel[0], rrel[0], J[0], sigma[0], bias[0], vrel[0], RP[0], oC[0],
-             R, p, omega, vel, alpha, acc, Jb)
+@entry
+def fk_one(mi, mf, w, q, v, a, t, level, generic, out):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, v, a, level, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    forward(m, r, s, q, v, a, t, level, True, generic)
+    world_kinematics(m, r, level, 0, *fk_out(out, 1, mi[H_N1], level))
+    return 0
 
 
 @pjit
-def fk_parallel(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
-                Rrel, rrel, J, sigma, bias, vrel, RP, oC, R, p, omega, vel, alpha, acc, Jb):
+def fk_many(mi, mf, R, S, per_state, Q, V, A, T, level, generic, out, status):
     B = Q.shape[0]
-    nchunk = Rrel.shape[0]
+    nchunk = S.shape[0]
+    views_out = fk_out(out, B, mi[H_N1], level)
     for c in prange(nchunk):
-        fk_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                 P_rot, P_pos, C_rot, C_pos, Q, V, A, T, level, generic, body,
-                 c * B // nchunk, (c + 1) * B // nchunk,
-                 Rrel[c], rrel[c], J[c], sigma[c], bias[c], vrel[c], RP[c], oC[c],
-                 R, p, omega, vel, alpha, acc, Jb)
+        m = model_view(mi, mf)
+        s = scratch_view(mi, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mi, R[b] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b], V[b], A[b], level, T[b])
+            status[b, 0] = st
+            status[b, 1] = j
+            if st != 0:
+                continue
+            forward(m, r, s, Q[b], V[b], A[b], T[b], level, True, generic)
+            world_kinematics(m, r, level, b, *views_out)
 
 
 class Kinematics:
-    """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a."""
+    """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a
+    (``(..., N+1, 3, 3)`` and ``(..., N+1, 3)``; omega, v need qd; alpha, a need qdd)."""
 
-    def __init__(self, R, p, omega=None, v=None, alpha=None, a=None):
-        self.R, self.p, self.omega, self.v, self.alpha, self.a = R, p, omega, v, alpha, a
+    __slots__ = ("_buf", "_lead", "_n1", "_level", "_cache")
+
+    def __init__(self, buf, lead, n1, level):
+        self._buf, self._lead, self._n1, self._level = buf, lead, n1, level
+        self._cache = {}
+
+    def _field(self, k, width, need):
+        if self._level < need:
+            return None
+        a = self._cache.get(k)
+        if a is None:
+            n = (self._lead[0] if self._lead else 1) * self._n1
+            off = (0, 9, 12, 15, 18, 21)[k] * n
+            shape = self._lead + ((self._n1, 3, 3) if width == 9 else (self._n1, 3))
+            a = self._cache[k] = self._buf[off:off + n * width].reshape(shape)
+        return a
+
+    R = property(lambda self: self._field(0, 9, 0))
+    p = property(lambda self: self._field(1, 3, 0))
+    omega = property(lambda self: self._field(2, 3, 1))
+    v = property(lambda self: self._field(3, 3, 1))
+    alpha = property(lambda self: self._field(4, 3, 2))
+    a = property(lambda self: self._field(5, 3, 2))
 
     def __repr__(self):
         fields = [k for k in ("R", "p", "omega", "v", "alpha", "a") if getattr(self, k) is not None]
         return f"<ej.Kinematics {self.p.shape[:-1]}: {', '.join(fields)}>"
 
 
-def _zeros_like_v(model, B, x):
-    return np.zeros((B, max(model.nv, 1))) if x is None else x
-
-
-_FIELDS = ("R", "p", "omega", "v", "alpha", "a")
-
-
-def _output_arrays(model, B, level, out, single):
-    """The six output arrays: fresh, or those of ``out`` (a Kinematics of the same shape) reused."""
-    n1 = model.nbodies + 1
-    shapes = [(n1, 3, 3), (n1, 3)] + [(n1 if level >= 1 else 0, 3)] * 2 + [(n1 if level >= 2 else 0, 3)] * 2
+def _fk_buffer(km, B, single, level, out, data):
+    n1 = km.nbodies + 1
+    size = fk_size(1 if single else B, n1, level)
+    if data is not None:
+        return data._result(("fk", level), (size,))
     if out is None:
-        return [np.empty((B,) + s) for s in shapes]
+        return np.empty(size)
     if not isinstance(out, Kinematics):
         raise ValueError(f"out must be an ej.Kinematics from an earlier call, got {type(out).__name__}")
-    arrays = []
-    for name, s in zip(_FIELDS, shapes):
-        want = s if single else (B,) + s
-        x = getattr(out, name)
-        if s[0] == 0 and x is None:
-            arrays.append(np.empty((B,) + s))
-            continue
-        if (not isinstance(x, np.ndarray) or x.shape != want or x.dtype != np.float64
-                or not x.flags.c_contiguous or not x.flags.writeable):
-            raise ValueError(f"out.{name} must be a writeable float64 array of shape {want}, got "
-                             f"{None if x is None else (x.shape, x.dtype)}")
-        arrays.append(x.reshape((B,) + s))
-    return arrays
+    want = (() if single else (B,)) + (n1, 3, 3)
+    if out._buf.shape != (size,) or out._level != level or out.R.shape != want:
+        raise ValueError(f"out.R must be a Kinematics of the same shape: {want} with the same fields, "
+                         f"got {out.R.shape}")
+    return out._buf
 
 
-def run_fk(model, q2, qd2, qdd2, t1, level, out=None, single=False, generic=False):
-    """Run the sweep on a validated batch (B, nq); returns the six output arrays (B, ...)."""
-    B = q2.shape[0]
-    parallel = B > 1
-    work = JointWork(model, n_chunks(B) if parallel else 1)
-    R, p, omega, vel, alpha, acc = _output_arrays(model, B, level, out, single)
-    v = _zeros_like_v(model, B, qd2)
-    a = _zeros_like_v(model, B, qdd2)
-    kernel = fk_parallel if parallel else fk_serial
-    kernel(*model.kernel_args(), q2, v, a, t1, level, generic, -1, *work.args(), R, p, omega, vel,
-           alpha, acc, np.empty((B, 0, 0)))
-    return (R, p, omega if level >= 1 else None, vel if level >= 1 else None,
-            alpha if level >= 2 else None, acc if level >= 2 else None)
-
-
-def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None):
+def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, errors="raise"):
     """World-frame pose, twist and classical acceleration of every body origin.
 
     q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  Velocities need ``qd``,
     accelerations need ``qd`` and ``qdd``.  Returns ``ej.Kinematics`` with R (..., N+1, 3, 3) and
     p, omega, v, alpha, a (..., N+1, 3); row 0 is the world.  ``out``: a Kinematics of an earlier
-    call with the same shapes, whose arrays are overwritten and returned (no new allocation: for
-    loops over many batches)."""
+    call with the same shapes, whose arrays are overwritten and returned.  ``data``: an
+    ``ej.Data`` whose record is reused and kept (see ``ej.Data``)."""
     if qdd is not None and qd is None:
         raise ValueError("qdd given without qd: accelerations need the velocities too")
-    B, q2, qd2, qdd2, t1 = _inputs.states(model, q, qd, qdd, t)
-    level = 0 if qd2 is None else (1 if qdd2 is None else 2)
-    model, q2, qd2, qdd2 = _inputs.expand_mimic(model, q2, qd2, qdd2)
-    res = run_fk(model, q2, qd2, qdd2, t1, level, out, single=B is None)
-    if out is not None:
-        return out                              # its arrays were written in place
-    return Kinematics(*_inputs.unbatch(B, *res))
+    level = 0 if qd is None else (1 if qdd is None else 2)
+    if (fk_one.ready and data is None and out is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
+            and type(t) is float):
+        # one state, nothing to convert: straight to the kernel
+        w = engine.one_workspace(model)
+        buf = np.empty(fk_size(1, model.nbodies + 1, level))
+        v = q if qd is None else qd
+        try:
+            st = fk_one(model._mi, model._mf, w, q, v, v if qdd is None else qdd, t, level, False, buf)
+        except TypeError:
+            st = -1
+        engine.release(model, w)
+        if st == 0:
+            return Kinematics(buf, (), model.nbodies + 1, level)
+    return _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level)
+
+
+def _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level, generic=False):
+    inputs.check_errors_arg(errors)
+    vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd")) if x is not None]
+    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
+    if data is not None:
+        data._check(model, B)
+    km, mim = inputs.kernel_model(model)
+    qk = q2 if mim is None else mim.q(q2)
+    vk = [x if mim is None else mim.v(x) for x in vs]
+    V = vk[0] if level >= 1 else np.zeros((qk.shape[0], km.nv))
+    A = vk[1] if level >= 2 else V
+    buf = _fk_buffer(km, B, B is None, level, out, data)
+    n = qk.shape[0]
+    status = engine.status_array(n)
+    if B is None:
+        w = data._w if data is not None else engine.one_workspace(km)
+        status[0, 0] = call(fk_one, km._mi, km._mf, w, qk[0], V[0], A[0], t1[0], level, generic, buf)
+        if data is None:
+            engine.release(km, w)
+        if status[0, 0] != 0:
+            status[0, 1] = int(w[REC_JOINT])
+    else:
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        fk_many(km._mi, km._mf, R, S, per_state, qk, V, A, t1, level, generic, buf, status)
+        engine.release_batch(token)
+    res = out if out is not None else Kinematics(buf, () if B is None else (B,), km.nbodies + 1, level)
+    if errors == "flag" and B is not None:
+        _nan_rows(status, res.R, res.p, res.omega, res.v, res.alpha, res.a)
+    names = ["q"] + [nm for _, nm in vecs]
+    return inputs.flag_or_raise(errors, model, status, "forward_kinematics", names, [q2] + vs, t1, B, res)
+
+
+def _nan_rows(status, *arrays):
+    """Results of the samples a batch could not compute are NaN."""
+    bad = status[:, 0] != 0
+    if np.any(bad):
+        for a in arrays:
+            if a is not None:
+                a[bad] = np.nan
+
+
+# ---------------------------------------------------------------------------- joint terms
+@jit
+def jt_out(out, B, n1, nv):
+    """Views of the flat buffer of joint_terms: J (B 6, nv), sigma, bias, twist (B n1, 6),
+    R (B n1, 9), r (B n1, 3)."""
+    n = B * n1
+    o = 6 * B * nv
+    return (rows(out, 0, 6 * B, nv), rows(out, o, n, 6), rows(out, o + 6 * n, n, 6),
+            rows(out, o + 12 * n, n, 6), rows(out, o + 18 * n, n, 9), rows(out, o + 27 * n, n, 3))
+
+
+def jt_size(B, n1, nv):
+    return B * (6 * nv + 30 * n1)
 
 
 @jit
-def _jterms_serial_one(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                       q, v, t, outboard, generic, Rrel, rrel, J, sigma, bias, vrel):
-    for i in range(1, parent.shape[0]):
-        vs = v_start[i]
-        joint_eval(jtype[i], params, param_adr[i], q, v, t, q_start[i], nq_joint[i], vs, nv_joint[i],
-                   i, Rrel, rrel, J, sigma, bias, vrel, generic)
+def joint_terms_state(m, r, v, outboard, b, J, sig, bias, tw, R, p):
+    """The EJCE terms of every joint of sample b from the algorithms' view (EJCE.md section 2
+    read backwards): J = R S, sigma = R (vJ - S u), b = [R cJ_w; R cJ_v + w_rel x v_rel],
+    twist = R vJ (P axes); the same in C axes for ``outboard``."""
+    n1 = m.body_parent.shape[0]
+    o = b * n1
+    for x in range(6):
+        for k in range(J.shape[1]):
+            J[6 * b + x, k] = 0.0
+    st9(R, o, EYE9)
+    st3(p, o, ZERO3)
+    st6(sig, o, ZERO6)
+    st6(bias, o, ZERO6)
+    st6(tw, o, ZERO6)
+    for i in range(1, n1):
+        Rr = ld9(r.Rrel, i)
+        st9(R, o + i, Rr)
+        st3(p, o + i, ld3(r.rrel, i))
         if outboard:
-            Ri = Rrel[i]
-            for k in range(vs, vs + nv_joint[i]):
-                w = (J[0, k], J[1, k], J[2, k])
-                u = (J[3, k], J[4, k], J[5, k])
-                for x in range(3):
-                    J[x, k] = Ri[0, x] * w[0] + Ri[1, x] * w[1] + Ri[2, x] * w[2]
-                    J[3 + x, k] = Ri[0, x] * u[0] + Ri[1, x] * u[1] + Ri[2, x] * u[2]
-            for vec in (sigma[i], bias[i], vrel[i]):
-                w = (vec[0], vec[1], vec[2])
-                u = (vec[3], vec[4], vec[5])
-                for x in range(3):
-                    vec[x] = Ri[0, x] * w[0] + Ri[1, x] * w[1] + Ri[2, x] * w[2]
-                    vec[3 + x] = Ri[0, x] * u[0] + Ri[1, x] * u[1] + Ri[2, x] * u[2]
+            Rr = EYE9
+        sg = ld6(r.vJ, i)
+        for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
+            Sk = ld6(r.S, k)
+            w = mv(Rr, (Sk[0], Sk[1], Sk[2]))
+            u = mv(Rr, (Sk[3], Sk[4], Sk[5]))
+            for x in range(3):
+                J[6 * b + x, k] = w[x]
+                J[6 * b + 3 + x, k] = u[x]
+            sg = axpy6(-v[k], Sk, sg)
+        st6(sig, o + i, mv(Rr, (sg[0], sg[1], sg[2])) + mv(Rr, (sg[3], sg[4], sg[5])))
+        V = ld6(r.vJ, i)
+        wr = mv(Rr, (V[0], V[1], V[2]))
+        vr = mv(Rr, (V[3], V[4], V[5]))
+        st6(tw, o + i, wr + vr)
+        c = ld6(r.cJ, i)
+        st6(bias, o + i, mv(Rr, (c[0], c[1], c[2])) + add(mv(Rr, (c[3], c[4], c[5])), cross(wr, vr)))
+
+
+@entry
+def jt_one(mi, mf, w, q, v, t, outboard, generic, out):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, v, v, 1, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    forward(m, r, s, q, v, v, t, 1, False, generic)
+    joint_terms_state(m, r, v, outboard, 0, *jt_out(out, 1, mi[H_N1], v.shape[0]))
+    return 0
 
 
 @pjit
-def _jterms_batch(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                  q, v, t, outboard, generic, Rrel, rrel, J, sigma, bias, vrel):
-    for b in prange(q.shape[0]):
-        _jterms_serial_one(parent, jtype, q_start, nq_joint, v_start, nv_joint, param_adr, params,
-                           q[b], v[b], t[b], outboard, generic, Rrel[b], rrel[b], J[b], sigma[b],
-                           bias[b], vrel[b])
+def jt_many(mi, mf, R, S, per_state, Q, V, T, outboard, generic, out, status):
+    B = Q.shape[0]
+    nchunk = S.shape[0]
+    views_out = jt_out(out, B, mi[H_N1], V.shape[1])
+    for c in prange(nchunk):
+        m = model_view(mi, mf)
+        s = scratch_view(mi, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mi, R[b] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b], V[b], V[b], 1, T[b])
+            status[b, 0] = st
+            status[b, 1] = j
+            if st != 0:
+                continue
+            forward(m, r, s, Q[b], V[b], V[b], T[b], 1, False, generic)
+            joint_terms_state(m, r, V[b], outboard, b, *views_out)
 
 
 class JointTerms:
@@ -312,60 +409,134 @@ class JointTerms:
         return f"<ej.JointTerms J{self.J.shape} frame={self.frame!r}>"
 
 
-def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False):
+def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=None, errors="raise"):
     """The EJCE terms of every joint (API.md): J (..., 6, nv), sigma and bias (..., N+1, 6).
 
     ``frame="inboard"`` expresses them in P axes, ``"outboard"`` in C axes.  ``generic=True``
-    bypasses the hand-written revolute/prismatic paths (for checking them).  ``bias`` is None
-    without ``qd``."""
+    evaluates every joint by the generic EJCE path (for checking the others).  ``bias`` and
+    ``twist`` are None without ``qd``."""
     if frame not in ("inboard", "outboard"):
         raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
-    B, q2, qd2, _, t1 = _inputs.states(model, q, qd, None, t)
-    v_map = model.mimic_map()[2] if model.has_mimic else None
-    model, q2, qd2 = _inputs.expand_mimic(model, q2, qd2)
+    inputs.check_errors_arg(errors)
+    vecs = [] if qd is None else [(qd, "qd")]
+    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
+    if data is not None:
+        data._check(model, B)
+    km, mim = inputs.kernel_model(model)
     n = q2.shape[0]
-    n1 = model.nbodies + 1
-    v = np.zeros((n, model.nv)) if qd2 is None else qd2
-    Rrel = np.empty((n, n1, 3, 3))
-    rrel = np.empty((n, n1, 3))
-    J = np.zeros((n, 6, model.nv))
-    sigma = np.zeros((n, n1, 6))
-    bias = np.zeros((n, n1, 6))
-    vrel = np.zeros((n, n1, 6))
-    for arr in (Rrel,):
-        arr[:, 0] = np.eye(3)
-    rrel[:, 0] = 0.0
-    kernel = _jterms_batch if n > 1 else _jterms_serial_one
-    args = (*model.kernel_args()[:8],)
-    if n > 1:
-        kernel(*args, q2, v, t1, frame == "outboard", generic, Rrel, rrel, J, sigma, bias, vrel)
+    qk = q2 if mim is None else mim.q(q2)
+    V = np.zeros((n, km.nv)) if qd is None else (vs[0] if mim is None else mim.v(vs[0]))
+    n1, nv = km.nbodies + 1, km.nv
+    buf = data._result("joint_terms", (jt_size(n, n1, nv),)) if data is not None else np.empty(jt_size(n, n1, nv))
+    status = engine.status_array(n)
+    outboard = frame == "outboard"
+    if B is None:
+        w = data._w if data is not None else engine.one_workspace(km)
+        status[0, 0] = call(jt_one, km._mi, km._mf, w, qk[0], V[0], t1[0], outboard, generic, buf)
+        if data is None:
+            engine.release(km, w)
+        status[0, 1] = int(w[REC_JOINT])
     else:
-        kernel(*args, q2[0], v[0], t1[0], frame == "outboard", generic, Rrel[0], rrel[0], J[0],
-               sigma[0], bias[0], vrel[0])
-    J, sigma, bias, Rrel, rrel, vrel = _inputs.unbatch(B, J, sigma, bias, Rrel, rrel, vrel)
-    return JointTerms(J, sigma, None if qd2 is None else bias, Rrel, rrel, None if qd2 is None else vrel,
-                      frame, v_map)
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        jt_many(km._mi, km._mf, R, S, per_state, qk, V, t1, outboard, generic, buf, status)
+        engine.release_batch(token)
+    o = 6 * n * nv
+    lead = () if B is None else (B,)
+    J = buf[:o].reshape(lead + (6, nv)) if B is not None else buf[:o].reshape(6, nv)
+    fields = [buf[o + k * n * n1: o + (k + 6) * n * n1].reshape(lead + (n1, 6)) for k in (0, 6, 12)]
+    Rr = buf[o + 18 * n * n1: o + 27 * n * n1].reshape(lead + (n1, 3, 3))
+    rr = buf[o + 27 * n * n1:].reshape(lead + (n1, 3))
+    if errors == "flag":
+        _nan_rows(status, *((J, Rr, rr) + tuple(fields)) if B is not None else ())
+    res = JointTerms(J, fields[0], None if qd is None else fields[1], Rr, rr, None if qd is None else fields[2],
+                     frame, None if mim is None else mim.Gv)
+    return inputs.flag_or_raise(errors, model, status, "joint_terms", ["q"] + [nm for _, nm in vecs],
+                                [q2] + vs, t1, B, res)
 
 
-def body_jacobian(model, q, body, t=0.0):
+# ---------------------------------------------------------------------------- body Jacobians
+@jit
+def body_jacobian_state(m, r, body, b, Jb):
+    """World-frame Jacobian of the origin of ``body`` (sample b) into Jb[6 b : 6 b + 6]: every joint
+    on the path to the root contributes S turned into world axes (RC_j) and moved from the origin
+    of C_j to the body origin."""
+    for x in range(6):
+        for k in range(Jb.shape[1]):
+            Jb[6 * b + x, k] = 0.0
+    if body == 0:
+        return
+    pb = add(ld3(r.oC, body), mv(ld9(r.RC, body), ld3(m.body_bo, body)))
+    j = body
+    while j > 0:
+        RC = ld9(r.RC, j)
+        oC = ld3(r.oC, j)
+        dd = (pb[0] - oC[0], pb[1] - oC[1], pb[2] - oC[2])
+        for k in range(m.jnt_dofadr[j], m.jnt_dofadr[j] + m.jnt_nv[j]):
+            Sk = ld6(r.S, k)
+            w = mv(RC, (Sk[0], Sk[1], Sk[2]))
+            u = add(mv(RC, (Sk[3], Sk[4], Sk[5])), cross(w, dd))
+            for x in range(3):
+                Jb[6 * b + x, k] = w[x]
+                Jb[6 * b + 3 + x, k] = u[x]
+        j = m.body_parent[j]
+
+
+@entry
+def bj_one(mi, mf, w, q, t, body, generic, out):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, q, q, 0, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    forward(m, r, s, q, s.zv, s.zv, t, 0, True, generic)
+    body_jacobian_state(m, r, body, 0, out)
+    return 0
+
+
+@pjit
+def bj_many(mi, mf, R, S, per_state, Q, T, body, generic, out, status):
+    B = Q.shape[0]
+    nchunk = S.shape[0]
+    for c in prange(nchunk):
+        m = model_view(mi, mf)
+        s = scratch_view(mi, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mi, R[b] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
+            status[b, 0] = st
+            status[b, 1] = j
+            if st != 0:
+                continue
+            forward(m, r, s, Q[b], s.zv, s.zv, T[b], 0, True, generic)
+            body_jacobian_state(m, r, body, b, out)
+
+
+def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
     """World-frame Jacobian (..., 6, nv) of the body origin's [omega; v] (``body``: index or name);
     for rheonomic joints the twist is this Jacobian times qd plus the sigma terms."""
     i = model.body_index(body)
-    B, q2, _, _, t1 = _inputs.states(model, q, None, None, t)
-    v_map = model.mimic_map()[2] if model.has_mimic else None
-    model, q2 = _inputs.expand_mimic(model, q2)
+    inputs.check_errors_arg(errors)
+    B, q2, _, t1 = inputs.states(model, q, (), t)
+    if data is not None:
+        data._check(model, B)
+    km, mim = inputs.kernel_model(model)
     n = q2.shape[0]
-    n1 = model.nbodies + 1
-    parallel = n > 1
-    work = JointWork(model, n_chunks(n) if parallel else 1)
-    R = np.empty((n, n1, 3, 3))
-    p = np.empty((n, n1, 3))
-    empty = np.empty((n, 0, 3))
-    v = np.zeros((n, max(model.nv, 1)))
-    out = np.zeros((n, 6, model.nv))
-    kernel = fk_parallel if parallel else fk_serial
-    kernel(*model.kernel_args(), q2, v, v, t1, 0, False, i, *work.args(), R, p, empty, empty, empty,
-           empty, out)
-    if v_map is not None:
-        out = np.ascontiguousarray(out @ v_map)
-    return _inputs.unbatch(B, out)
+    qk = q2 if mim is None else mim.q(q2)
+    out = np.zeros((6 * n, km.nv))
+    status = engine.status_array(n)
+    if B is None:
+        w = data._w if data is not None else engine.one_workspace(km)
+        status[0, 0] = call(bj_one, km._mi, km._mf, w, qk[0], t1[0], i, generic, out)
+        if data is None:
+            engine.release(km, w)
+        status[0, 1] = int(w[REC_JOINT])
+    else:
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        bj_many(km._mi, km._mf, R, S, per_state, qk, t1, i, generic, out, status)
+        engine.release_batch(token)
+    out = out.reshape(n, 6, km.nv)
+    if mim is not None:
+        out = np.ascontiguousarray(out @ mim.Gv)
+    if errors == "flag" and B is not None:
+        _nan_rows(status, out)
+    return inputs.flag_or_raise(errors, model, status, "body_jacobian", ["q"], [q2], t1, B, inputs.unbatch(B, out))

@@ -1,12 +1,13 @@
 """The model: immutable structure-of-arrays tables, one row per body (row 0 is the world).
 
-Shapes (N bodies, nq coordinates, nv velocities, P parameters):
-  parent            (N+1,)      parent body index, parent[0] == -1; parent[i] < i
-  jtype             (N+1,)      joint type code (``joints.codes``) of body i's joint
-  q_start, nq_joint (N+1,)      slice of q of joint i
-  v_start, nv_joint (N+1,)      slice of v (qd, qdd, tau) of joint i
-  joint_param_adr   (N+1,)      start of joint i's block in joint_params
-  joint_params      (P,)        flat parameter table (axes, sequences, composite programs)
+Shapes (N bodies, nq coordinates, nv velocities, P parameters, K elementary motions); the names
+in brackets are the same tables under the names of API.md:
+  body_parent [parent]  (N+1,)  parent body index, body_parent[0] == -1; body_parent[i] < i
+  jnt_type [jtype]      (N+1,)  joint type code (``joints.codes``) of body i's joint
+  jnt_qadr, jnt_nq [q_start, nq_joint]      (N+1,)  slice of q of joint i
+  jnt_dofadr, jnt_nv [v_start, nv_joint]    (N+1,)  slice of v (qd, qdd, tau) of joint i
+  jnt_padr [joint_param_adr]  (N+1,)  start of joint i's block in jnt_params
+  jnt_params [joint_params]   (P,)    flat parameter table (axes, sequences, composite programs)
   joint_P_rot/_pos  (N+1,3,3)/(N+1,3)   inboard frame P in the parent body frame (E_p, c_p)
   joint_C_rot/_pos  (N+1,3,3)/(N+1,3)   outboard frame C in the body frame (E_c, c_c)
   body_mass         (N+1,)
@@ -19,6 +20,19 @@ Shapes (N bodies, nq coordinates, nv velocities, P parameters):
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
 
+Derived tables the kernels read, computed once here (``layout`` packs them for the kernels):
+  jnt_path     (N+1,)    how joint i is evaluated (``ejce``: fixed, product of screws, quaternion, jets)
+  jnt_quat     (N+1,)    offset of a unit quaternion within the joint's q, or -1
+  jnt_madr, jnt_nmot (N+1,)  joint i's elementary motions (the screw path)
+  jnt_fn       (N+1,)    1 where some motion's amount is a function, not scale * q[coord]
+  mot_kind, mot_coord, mot_fadr (K,)  rotation/translation; amount scale * q[coord] or a function
+  mot_axis (K, 3), mot_scale (K,)
+  jnt_Xt (N+1, 3, 3), jnt_pt (N+1, 3)   placement of P_i in the parent's outboard frame C
+                                        (Xt = E_c,p^T E_p, pt = E_c,p^T (c_p - c_c,p))
+  body_hC, body_cC, body_bo (N+1, 3)    m c, centre of mass and body origin, in C
+  body_IC (N+1, 3, 3)   rotational inertia about the origin of C, C axes
+  body_iscale (N+1,)    the largest of the mass and the diagonal of body_IC (a scale for pivots)
+
 A mimic joint (URDF ``<mimic>``) is a one-coordinate joint with no coordinate of its own: its rows
 have nq_joint = nv_joint = 0 and its angle (or slide) is ``multiplier * q[q_slice(src)] +
 offset``.  ``expanded()`` returns the same mechanism with every mimic joint given its own
@@ -29,12 +43,20 @@ import json
 
 import numpy as np
 
+from . import layout
 from .errors import ModelError
+from .joints import codes as C
 
 ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
           "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
           "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
           "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset")
+
+
+# entity-prefixed table -> the name API.md gives it
+ALIASES = {"body_parent": "parent", "jnt_type": "jtype", "jnt_qadr": "q_start", "jnt_nq": "nq_joint",
+           "jnt_dofadr": "v_start", "jnt_nv": "nv_joint", "jnt_padr": "joint_param_adr",
+           "jnt_params": "joint_params"}
 
 
 def skew(v):
@@ -113,14 +135,122 @@ class Model:
         self.effort_limit = np.asarray(effort_limit, dtype=np.float64).reshape(self.nv)
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
         self.rheonomic = bool(any(s.is_rheonomic() for s in joint_specs))
-        for name in ARRAYS:
-            getattr(self, name).flags.writeable = False
         self._quaternion_blocks = tuple(
             (j, slice(int(self.q_start[j] + self.nq_joint[j]) - 4, int(self.q_start[j] + self.nq_joint[j])))
             for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self._derive()
+        for name in ARRAYS:
+            getattr(self, name).flags.writeable = False
         self._frozen = True
+
+    # ------------------------------------------------------------------ the kernels' tables
+    def _derive(self):
+        """The tables the kernels read, packed once (``layout``); the model's attributes of the
+        same names are read-only views of the packed buffers.  A model with mimic joints runs as
+        its expansion, whose tables it shares."""
+        if self.has_mimic:
+            full = self.expanded()
+            for name, *_ in layout.INT_TABLES + layout.FLOAT_TABLES:
+                own = ALIASES.get(name, name)
+                object.__setattr__(self, name, getattr(self, own) if hasattr(self, own) else getattr(full, name))
+            self._mi = self._mf = None
+            self._pool = None
+            return
+        n1 = self.nbodies + 1
+        Ec, cc = self.joint_C_rot, self.joint_C_pos
+        Ep, cp = self.joint_P_rot, self.joint_P_pos
+        Xt = np.zeros((n1, 3, 3))
+        pt = np.zeros((n1, 3))
+        Xt[0] = np.eye(3)
+        hC = np.zeros((n1, 3))
+        IC = np.zeros((n1, 3, 3))
+        cC = np.zeros((n1, 3))
+        bo = np.zeros((n1, 3))
+        iscale = np.zeros(n1)
+        for i in range(1, n1):
+            l = self.parent[i]
+            # the world's C frame is the world frame itself
+            Ecl = Ec[l] if l > 0 else np.eye(3)
+            ccl = cc[l] if l > 0 else np.zeros(3)
+            Xt[i] = Ecl.T @ Ep[i]
+            pt[i] = Ecl.T @ (cp[i] - ccl)
+            m = self.body_mass[i]
+            c = Ec[i].T @ (self.body_com[i] - cc[i])
+            cC[i] = c
+            hC[i] = m * c
+            IC[i] = Ec[i].T @ self.body_inertia[i] @ Ec[i] + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            bo[i] = -(Ec[i].T @ cc[i])
+            # the largest diagonal entry bounds every entry of a positive semi-definite inertia
+            iscale[i] = max(m, float(np.max(np.diag(IC[i]))))
+        path = np.zeros(n1, dtype=np.int64)
+        quat = np.full(n1, -1, dtype=np.int64)
+        madr = np.zeros(n1, dtype=np.int64)
+        nmot = np.zeros(n1, dtype=np.int64)
+        mots = []
+        from .ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW
+        for i, spec in enumerate(self.joint_specs):
+            if getattr(spec, "quaternion", False):
+                quat[i] = spec.nq - 4
+            motions = spec.screw_motions()
+            madr[i] = len(mots)
+            if i == 0 or spec.code == C.FIXED:
+                path[i] = PATH_FIXED
+            elif motions is not None:
+                path[i] = PATH_SCREW
+                nmot[i] = len(motions)
+                mots += [(k, ax, c, sc, -1 if fo < 0 else self.joint_param_adr[i] + fo)
+                         for k, ax, c, sc, fo in motions]
+            elif quat[i] >= 0:
+                path[i] = PATH_QUAT
+            else:
+                path[i] = PATH_JETS
+        K = len(mots)
+        ints = dict(body_parent=self.parent, jnt_type=self.jtype, jnt_path=path, jnt_qadr=self.q_start,
+                    jnt_nq=self.nq_joint, jnt_dofadr=self.v_start, jnt_nv=self.nv_joint,
+                    jnt_padr=self.joint_param_adr, jnt_madr=madr, jnt_nmot=nmot, jnt_quat=quat,
+                    jnt_fn=[int(any(x[2] < 0 for x in mots[madr[i]:madr[i] + nmot[i]])) for i in range(n1)],
+                    mot_kind=[x[0] for x in mots], mot_coord=[x[2] for x in mots],
+                    mot_fadr=[x[4] for x in mots])
+        floats = dict(jnt_params=self.joint_params, jnt_Xt=Xt, jnt_pt=pt, body_mass=self.body_mass,
+                      body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
+                      mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
+                      mot_scale=[x[3] for x in mots], gravity=self.gravity)
+        mi, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats)
+        mi.flags.writeable = False
+        mf.flags.writeable = False
+        object.__setattr__(self, "_mi", mi)
+        object.__setattr__(self, "_mf", mf)
+        object.__setattr__(self, "_pool", {})
+        sizes = layout.sizes_of(n1, self.nq, self.nv, K, len(self.joint_params))
+        for name, rows in layout.INT_TABLES:
+            object.__setattr__(self, name, layout.table(mi, mi, name, (sizes[rows],)))
+        for name, rows, cols in layout.FLOAT_TABLES:
+            shape = (sizes[rows],) if cols == 0 else ((sizes[rows], 3, 3) if cols == 9 else (sizes[rows], cols))
+            object.__setattr__(self, name, layout.table(mf, mi, name, shape).reshape(
+                (3,) if name == "gravity" else shape))
+        # the names API.md fixes are the same tables
+        for name, alias in ALIASES.items():
+            object.__setattr__(self, alias, getattr(self, name))
+
+    @property
+    def record_size(self):
+        """Entries of one state's record in a workspace (``layout``)."""
+        return int(self.kernel_model()._mi[layout.H_REC])
+
+    @property
+    def scratch_size(self):
+        return int(self.kernel_model()._mi[layout.H_SCR])
+
+    def kernel_model(self):
+        """The model the kernels run on: this one, or for a model with mimic joints its expansion."""
+        return self.expanded() if self.has_mimic else self
+
+    def data(self, batch=None):
+        """A preallocated workspace for this model (``ej.Data``)."""
+        from .data import Data
+        return Data(self, batch)
 
     def __setattr__(self, name, value):
         if getattr(self, "_frozen", False):
@@ -182,6 +312,14 @@ class Model:
     def quaternion_blocks(self):
         """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
         return self._quaternion_blocks
+
+    def quaternion_slice(self, joint):
+        """The q slice of the unit quaternion of ``joint``."""
+        j = self.joint_index(joint)
+        for k, sl in self._quaternion_blocks:
+            if k == j:
+                return sl
+        raise ModelError(f"joint {self.joint_names[j]!r} has no quaternion")
 
     def subtree(self, body):
         """Indices of ``body`` and all its descendants."""
@@ -256,17 +394,6 @@ class Model:
     def expand_v(self, v):
         """Velocities (or accelerations) of ``expanded()`` from this model's, (nv,) or (B, nv)."""
         return np.asarray(v, dtype=float) @ self.mimic_map()[2].T
-
-    def kernel_args(self):
-        """The tables the kernels read, in their argument order."""
-        if self.has_mimic:
-            # the kernels read each joint's own coordinates; a mimic joint has none
-            names = [self.joint_names[j] for j in np.nonzero(self.joint_mimic >= 0)[0]]
-            raise ModelError(f"the model has mimic joints {names}; run the kernels on model.expanded() "
-                             "with the coordinates mapped by model.mimic_map()")
-        return (self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
-                self.joint_param_adr, self.joint_params, self.joint_P_rot, self.joint_P_pos,
-                self.joint_C_rot, self.joint_C_pos)
 
     def summary(self):
         lines = [f"bodies {self.nbodies}, nq {self.nq}, nv {self.nv}, total mass {self.total_mass:.6g}",

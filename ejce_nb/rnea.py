@@ -3,138 +3,183 @@ any EJCE joint.
 
     tau = M(q, t) qdd + h(q, qd, t) - sum_i J_i(q, t)^T f_ext,i
 
-computed in O(N) by one outward and one inward sweep in each body's outboard joint frame C_i
-(``joint_motion``: X_i, S_i, vJ_i, cJ_i from the joint's J, sigma and bias):
+in O(N): the forward sweep (``kinematics.forward``: v_i, a_i with a_0 = -g), then
 
-    v_i = X_i v_p + vJ_i                              (vJ_i = S_i qd_i + sigma_i)
-    a_i = X_i a_p + S_i qdd_i + cJ_i + v_i x vJ_i     (a_0 = -g: gravity as a base acceleration)
     f_i = I_i a_i + v_i x* I_i v_i - f_ext,i
-    tau_i = S_i^T f_i,     f_p += X_i^T f_i
+    tau_i = S_i^T f_i,     f_p += X_i^T f_i            (children before parents)
 
-``f_ext`` are world-frame wrenches [moment about the body origin; force]; they are moved into C_i
-with the world orientation of C_i, accumulated along the sweep only when given.
-``nonlinear_effects`` is the same sweep with qdd = 0 (h: Coriolis, centrifugal, gravity and, for
-rheonomic joints, the terms of the prescribed motion).
+``f_ext`` are world-frame wrenches [moment about the body origin; force], turned into C_i with
+its world axes.  ``nonlinear_effects`` is the same with qdd = 0 (h: Coriolis, centrifugal,
+gravity and, for rheonomic joints, the terms of the prescribed motion).
 """
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
-from . import joint_motion as jm
-from .joint_motion import (ZERO6, add6, crf, crm, dot6, inertia_mul, joint_pass, ld3, ld33, ld6,
-                           ld9, st6, sub6, external_wrench_in_C, xforce_T, xmotion)
+from . import engine, inputs
+from ._jit import call, entry, jit, pjit
+from .kinematics import forward
+from .layout import REC_JOINT, model_view, record_view, scratch_view, views
+from .spatial import (add6, crf, dot6, inertia_mul, ld3, ld6, ld9, st6, sub6, xforce_T)
 
 
 @jit
-def rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-               Ib, bo, grav, Q, V, A, T, F, has_fext, lo, hi, generic,
-               Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, vel, acc, f, RC, W, TAU):
-    """tau of samples lo..hi-1 into TAU (F: (1 or B, N+1, 6) world wrenches, read when has_fext).
-    The workspace (Rrel .. W) is one chunk's."""
-    n1 = parent.shape[0]
-    # the base accelerates upwards instead of gravity pulling every body down
-    a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
-    for b in range(lo, hi):
-        joint_pass(jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, Q, b, V, b, T[b],
-                   generic, False, Rrel, rrel, J, sigma, bias, vrel, E, d, ST, vJ, cJ, W)
-        fb = b if F.shape[0] > 1 else 0
-        for i in range(1, n1):
-            l = parent[i]
-            Ei = ld9(E, i)
-            di = ld3(d, i)
-            vJi = ld6(vJ, i)
-            vi = add6(xmotion(Ei, di, ZERO6 if l == 0 else ld6(vel, l)), vJi)
-            a0, a1, a2, a3, a4, a5 = add6(add6(xmotion(Ei, di, a_base if l == 0 else ld6(acc, l)),
-                                               ld6(cJ, i)), crm(vi, vJi))
-            for k in range(v_start[i], v_start[i] + nv_joint[i]):
-                ak = A[b, k]
-                a0 += ST[k, 0] * ak
-                a1 += ST[k, 1] * ak
-                a2 += ST[k, 2] * ak
-                a3 += ST[k, 3] * ak
-                a4 += ST[k, 4] * ak
-                a5 += ST[k, 5] * ak
-            ai = (a0, a1, a2, a3, a4, a5)
-            st6(vel, i, vi)
-            st6(acc, i, ai)
-            m = mass[i]
-            h = ld3(hC, i)
-            I = ld33(Ib, i)
-            fi = add6(inertia_mul(m, h, I, ai), crf(vi, inertia_mul(m, h, I, vi)))
-            if has_fext:
-                fi = sub6(fi, external_wrench_in_C(F, fb, i, l, Ei, RC, bo))
-            st6(f, i, fi)
-        for i in range(n1 - 1, 0, -1):
-            fi = ld6(f, i)
-            for k in range(v_start[i], v_start[i] + nv_joint[i]):
-                TAU[b, k] = dot6(ld6(ST, k), fi)
-            l = parent[i]
-            if l > 0:
-                st6(f, l, add6(ld6(f, l), xforce_T(ld9(E, i), ld3(d, i), fi)))
+def wrench_in_C(m, r, F, fb, i):
+    """The world wrench F[fb, i] ([moment about the body origin; force]) on body i, in C_i: axes
+    turned by RC_i, moment moved from the body origin (at bo_i in C_i) to the origin of C_i."""
+    R = ld9(r.RC, i)
+    b = ld3(m.body_bo, i)
+    f0 = R[0] * F[fb, i, 3] + R[3] * F[fb, i, 4] + R[6] * F[fb, i, 5]
+    f1 = R[1] * F[fb, i, 3] + R[4] * F[fb, i, 4] + R[7] * F[fb, i, 5]
+    f2 = R[2] * F[fb, i, 3] + R[5] * F[fb, i, 4] + R[8] * F[fb, i, 5]
+    return (R[0] * F[fb, i, 0] + R[3] * F[fb, i, 1] + R[6] * F[fb, i, 2] + b[1] * f2 - b[2] * f1,
+            R[1] * F[fb, i, 0] + R[4] * F[fb, i, 1] + R[7] * F[fb, i, 2] + b[2] * f0 - b[0] * f2,
+            R[2] * F[fb, i, 0] + R[5] * F[fb, i, 1] + R[8] * F[fb, i, 2] + b[0] * f1 - b[1] * f0,
+            f0, f1, f2)
 
 
 @jit
-def rnea_serial(tabs, Q, V, A, T, F, has_fext, generic, TAU, ws):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
-    rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-               Ib, bo, grav, Q, V, A, T, F, has_fext, 0, Q.shape[0], generic,
-               ws[0][0], ws[1][0], ws[2][0], ws[3][0], ws[4][0], ws[5][0], ws[6][0], ws[7][0],
-               ws[8][0], ws[9][0], ws[10][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[21][0], TAU)
+def rnea_state(m, r, s, q, v, a, t, F, fb, generic, tau):
+    has_f = F.shape[0] > 0
+    forward(m, r, s, q, v, a, t, 2, has_f, generic)
+    n1 = m.body_parent.shape[0]
+    for i in range(1, n1):
+        vi = ld6(r.vel, i)
+        mass = m.body_mass[i]
+        h = ld3(m.body_hC, i)
+        I = ld9(m.body_IC, i)
+        fi = add6(inertia_mul(mass, h, I, ld6(r.acc, i)), crf(vi, inertia_mul(mass, h, I, vi)))
+        if has_f:
+            fi = sub6(fi, wrench_in_C(m, r, F, fb, i))
+        st6(s.f, i, fi)
+    for i in range(n1 - 1, 0, -1):
+        fi = ld6(s.f, i)
+        for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
+            tau[k] = dot6(ld6(r.S, k), fi)
+        l = m.body_parent[i]
+        if l > 0:
+            st6(s.f, l, add6(ld6(s.f, l), xforce_T(ld9(r.E, i), ld3(r.d, i), fi)))
+
+
+@entry
+def rnea_one(mi, mf, w, q, v, a, t, F, generic, tau):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, v, a, 2, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    rnea_state(m, r, s, q, v, a, t, F, 0, generic, tau)
+    return 0
+
+
+@entry
+def nle_one(mi, mf, w, q, v, t, F, generic, h):
+    m, r, s = views(mi, mf, w)
+    st, j = inputs.check(m, q, v, v, 1, t)
+    if st != 0:
+        r.hdr[REC_JOINT] = j
+        return st
+    rnea_state(m, r, s, q, v, s.zv, t, F, 0, generic, h)
+    return 0
 
 
 @pjit
-def rnea_parallel(tabs, Q, V, A, T, F, has_fext, generic, TAU, ws):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
+def rnea_many(mi, mf, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
+    """A = None-like (0 columns): qdd = 0 (nonlinear effects)."""
     B = Q.shape[0]
-    nchunk = ws[0].shape[0]
+    nchunk = S.shape[0]
     for c in prange(nchunk):
-        rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC,
-                   Ib, bo, grav, Q, V, A, T, F, has_fext, c * B // nchunk, (c + 1) * B // nchunk, generic,
-                   ws[0][c], ws[1][c], ws[2][c], ws[3][c], ws[4][c], ws[5][c], ws[6][c], ws[7][c],
-                   ws[8][c], ws[9][c], ws[10][c], ws[11][c], ws[12][c], ws[13][c], ws[14][c], ws[21][c],
-                   TAU)
+        m = model_view(mi, mf)
+        s = scratch_view(mi, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mi, R[b] if per_state else R[c], 0)
+            a = A[b] if A.shape[1] > 0 or TAU.shape[1] == 0 else s.zv
+            st, j = inputs.check(m, Q[b], V[b], a, 2, T[b])
+            status[b, 0] = st
+            status[b, 1] = j
+            if st != 0:
+                continue
+            rnea_state(m, r, s, Q[b], V[b], a, T[b], F, b if F.shape[0] > 1 else 0, generic, TAU[b])
 
 
-def run_rnea(model, q2, qd2, qdd2, t1, fext, has_fext, generic=False):
-    """RNEA on a validated batch of a model without mimic joints; returns tau (B, nv).
-    ``generic`` bypasses the hand-written joint paths (for checking them)."""
-    tau = np.zeros((q2.shape[0], max(model.nv, 1)))
-    jm.run(rnea_serial, rnea_parallel, jm.tables(model), model,
-           (q2, qd2, qdd2, t1, fext, has_fext, generic, tau))
-    return tau[:, :model.nv]
+_NO_FORCE = np.zeros((0, 1, 6))
 
 
-def _inverse(model, q, qd, qdd, t, f_ext):
-    B, q2, (qd2, qdd2), t1 = jm.states(model, q, ((qd, "qd"), (qdd, "qdd")), t)
-    fext, has = jm.fext_array(model, f_ext, B)
-    ex = jm.expansion(model)
-    if ex is None:
-        tau = run_rnea(model, q2, qd2, qdd2, t1, fext, has)
-    else:
-        full, Gq, gq, Gv = ex
-        tau = run_rnea(full, q2 @ Gq.T + gq, jm.pad_v(qd2[:, :model.nv] @ Gv.T),
-                       jm.pad_v(qdd2[:, :model.nv] @ Gv.T), t1, fext, has)
-        tau = tau @ Gv
-    return B, tau
-
-
-def rnea(model, q, qd, qdd, t=0.0, f_ext=None):
+def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     """Joint forces tau (..., nv) that produce the accelerations qdd at (q, qd, t), with gravity
     from the model and optional external wrenches f_ext (..., N+1, 6) in world axes
     ([moment about the body origin; force] on each body, row 0 ignored).
 
-    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  A batch runs in parallel."""
-    B, tau = _inverse(model, q, qd, qdd, t, f_ext)
-    return tau[0] if B is None else tau
+    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  A batch runs in parallel.
+    ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
+    (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
+    if (rnea_one.ready and data is None and f_ext is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
+            and type(t) is float):
+        # one state, nothing to convert: straight to the kernel
+        w = engine.one_workspace(model)
+        tau = np.empty(model.nv)
+        try:
+            st = rnea_one(model._mi, model._mf, w, q, qd, qdd, t, _NO_FORCE, False, tau)
+        except TypeError:
+            st = -1
+        engine.release(model, w)
+        if st == 0:
+            return tau
+    return inverse_dynamics(model, q, qd, qdd, t, f_ext, data, errors)
 
 
-def nonlinear_effects(model, q, qd, t=0.0):
+def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     """h(q, qd, t) (..., nv): the joint forces at zero acceleration (Coriolis, centrifugal,
     gravity, and the effect of prescribed motion of rheonomic joints), so that
     rnea(q, qd, qdd) = mass_matrix(q) qdd + h."""
     if qd is None:
         raise ValueError("qd is required")
-    B, h = _inverse(model, q, qd, np.zeros(np.shape(qd)), t, None)
-    return h[0] if B is None else h
+    if (nle_one.ready and data is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
+            and type(t) is float):
+        w = engine.one_workspace(model)
+        h = np.empty(model.nv)
+        try:
+            st = nle_one(model._mi, model._mf, w, q, qd, t, _NO_FORCE, False, h)
+        except TypeError:
+            st = -1
+        engine.release(model, w)
+        if st == 0:
+            return h
+    return inverse_dynamics(model, q, qd, None, t, None, data, errors, what="nonlinear_effects")
+
+
+def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise", generic=False,
+                     what="rnea"):
+    """``rnea`` through the input layer (any shapes, mimic joints, data=, errors=); qdd None: 0."""
+    inputs.check_errors_arg(errors)
+    vecs = [(qd, "qd")] + ([] if qdd is None else [(qdd, "qdd")])
+    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
+    if data is not None:
+        data._check(model, B)
+    F = inputs.fext_array(model, f_ext, B)
+    km, mim = inputs.kernel_model(model)
+    n = q2.shape[0]
+    qk, vk = (q2, vs) if mim is None else (mim.q(q2), [mim.v(x) for x in vs])
+    A = vk[1] if qdd is not None else np.zeros((n, 0))
+    status = engine.status_array(n)
+    if B is None:
+        tau = data._result("tau", (km.nv,)) if data is not None else np.empty(km.nv)
+        w = data._w if data is not None else engine.one_workspace(km)
+        if qdd is None:
+            status[0, 0] = call(nle_one, km._mi, km._mf, w, qk[0], vk[0][0], t1[0], F, generic, tau)
+        else:
+            status[0, 0] = call(rnea_one, km._mi, km._mf, w, qk[0], vk[0][0], A[0], t1[0], F, generic, tau)
+        status[0, 1] = int(w[REC_JOINT])
+        if data is None:
+            engine.release(km, w)
+        tau = tau[None]
+    else:
+        tau = data._result("tau", (n, km.nv)) if data is not None else np.empty((n, km.nv))
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        rnea_many(km._mi, km._mf, R, S, per_state, qk, vk[0], A, t1, F, generic, tau, status)
+        engine.release_batch(token)
+    if mim is not None:
+        tau = tau @ mim.Gv
+    if errors == "flag" and B is not None:
+        tau[status[:, 0] != 0] = np.nan
+    return inputs.flag_or_raise(errors, model, status, what, ["q"] + [nm for _, nm in vecs], [q2] + vs,
+                                t1, B, inputs.unbatch(B, tau))

@@ -247,18 +247,24 @@ def test_external_wrenches():
     assert rel(ej.forward_dynamics_crba(model, q, qd, tau, t=T0, f_ext=f), qdd) < 1e-9
 
 
-def test_hand_written_joint_paths_equal_generic_path():
-    from ejce_nb.aba import run_aba
-    from ejce_nb.crba import run_crba
-    from ejce_nb.rnea import run_rnea
-    specs = [Revolute(AX[0]), Prismatic(AX[1]), Fixed(), Revolute(AX[2]), Spherical("ZYX"), Prismatic(AX[3])]
-    model = random_tree(specs, np.random.default_rng(24))
-    q, qd, qdd = random_state(model, np.random.default_rng(25))
-    f = np.random.default_rng(26).normal(size=(1, model.nbodies + 1, 6))
-    args = (q[None], qd[None], qdd[None], np.array([0.0]), f, True)
-    assert rel(run_rnea(model, *args, generic=True), run_rnea(model, *args)) < 1e-13
-    assert rel(run_aba(model, *args, generic=True)[0], run_aba(model, *args)[0]) < 1e-13
-    assert rel(run_crba(model, q[None], np.zeros(1), generic=True)[0], run_crba(model, q[None], np.zeros(1))[0]) < 1e-13
+@pytest.mark.parametrize("seed,rheonomic", [(1, False), (3, True)])
+def test_every_joint_path_equals_generic_path_in_dynamics(seed, rheonomic):
+    """The screw-product and quaternion paths give the dynamics of the generic EJCE path, on
+    trees with every joint kind, composite and rheonomic joints included, one state and a batch."""
+    from ejce_nb.aba import forward_dynamics
+    from ejce_nb.crba import joint_space_inertia
+    from ejce_nb.rnea import inverse_dynamics
+    model = tree(seed, rheonomic)
+    rng = np.random.default_rng(24 + seed)
+    states = [random_state(model, rng) for _ in range(3)]
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    f = rng.normal(size=(3, model.nbodies + 1, 6))
+    t = np.array([T0, 0.3, 1.1]) if rheonomic else np.zeros(3)
+    for q, qd, qdd, tt, ff in ((Q[0], V[0], A[0], float(t[0]), f[0]), (Q, V, A, t, f)):
+        tau = inverse_dynamics(model, q, qd, qdd, tt, ff)
+        assert rel(inverse_dynamics(model, q, qd, qdd, tt, ff, generic=True), tau) < 1e-13
+        assert rel(forward_dynamics(model, q, qd, tau, tt, ff, generic=True), forward_dynamics(model, q, qd, tau, tt, ff)) < 1e-11
+        assert rel(joint_space_inertia(model, q, tt, generic=True), joint_space_inertia(model, q, tt)) < 1e-13
 
 
 # ---------------------------------------------------------------------------- batch

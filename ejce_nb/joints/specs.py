@@ -52,6 +52,13 @@ class JointSpec:
     def coord_names(self):
         return [f"q{k}" for k in range(self.nq)]
 
+    def screw_motions(self):
+        """The joint as a product of elementary motions, applied in order, each in the frame the
+        previous ones moved to: a list of (kind, axis, coord, scale, fn_offset) with the amount
+        ``scale * q[coord]`` (coord >= 0) or the coordinate function whose terms start at
+        ``fn_offset`` in the joint's parameter block; None when the joint is not such a product."""
+        return None
+
     def to_dict(self):
         return {"type": C.NAMES[self.code]}
 
@@ -67,6 +74,16 @@ class JointSpec:
 class Fixed(JointSpec):
     """No relative motion (nq = 0)."""
     code = C.FIXED
+
+    def screw_motions(self):
+        return []
+
+
+_EX, _EY, _EZ = np.eye(3)
+
+
+def _unit(kind, axis, coord, scale=1.0):
+    return (kind, np.asarray(axis, dtype=float), coord, float(scale), -1)
 
 
 class _Axial(JointSpec):
@@ -84,15 +101,24 @@ class Revolute(_Axial):
     """Rotation by q about a fixed unit axis of P (= C)."""
     code, nq, nv = C.REVOLUTE, 1, 1
 
+    def screw_motions(self):
+        return [_unit(C.MOTION_ROT, self.axis, 0)]
+
 
 class Prismatic(_Axial):
     """Translation by q along a fixed unit axis of P."""
     code, nq, nv = C.PRISMATIC, 1, 1
 
+    def screw_motions(self):
+        return [_unit(C.MOTION_TRANS, self.axis, 0)]
+
 
 class Cylindrical(_Axial):
     """q = [angle, slide] about and along one axis."""
     code, nq, nv = C.CYLINDRICAL, 2, 2
+
+    def screw_motions(self):
+        return [_unit(C.MOTION_ROT, self.axis, 0), _unit(C.MOTION_TRANS, self.axis, 1)]
 
 
 class Helical(_Axial):
@@ -108,6 +134,9 @@ class Helical(_Axial):
 
     def params(self):
         return [*self.axis, self.pitch]
+
+    def screw_motions(self):
+        return [_unit(C.MOTION_ROT, self.axis, 0), _unit(C.MOTION_TRANS, self.axis, 0, self.pitch)]
 
     def to_dict(self):
         return {"type": "Helical", "axis": self.axis.tolist(), "pitch": self.pitch}
@@ -126,6 +155,9 @@ class Universal(JointSpec):
     def params(self):
         return [*self.axis1, *self.axis2]
 
+    def screw_motions(self):
+        return [_unit(C.MOTION_ROT, self.axis1, 0), _unit(C.MOTION_ROT, self.axis2, 1)]
+
     def to_dict(self):
         return {"type": "Universal", "axis1": self.axis1.tolist(), "axis2": self.axis2.tolist()}
 
@@ -134,10 +166,16 @@ class Planar(JointSpec):
     """q = [x, y, angle about z] in the xy plane of P."""
     code, nq, nv = C.PLANAR, 3, 3
 
+    def screw_motions(self):
+        return [_unit(C.MOTION_TRANS, _EX, 0), _unit(C.MOTION_TRANS, _EY, 1), _unit(C.MOTION_ROT, _EZ, 2)]
+
 
 class Translation(JointSpec):
     """q = [x, y, z] in P axes."""
     code, nq, nv = C.TRANSLATION, 3, 3
+
+    def screw_motions(self):
+        return [_unit(C.MOTION_TRANS, e, k) for k, e in enumerate((_EX, _EY, _EZ))]
 
 
 def _rotation_block(param, owner):
@@ -173,6 +211,20 @@ class Spherical(JointSpec):
 
     def params(self):
         return [float(v) for v in self.block]
+
+    def screw_motions(self):
+        """Euler angles are three rotations about coordinate axes (intrinsic: in the written
+        order about the moving axes; extrinsic: the same about the fixed axes, which is the
+        reversed product); a free joint translates along the axes of P first."""
+        if self.block[0] != C.ROT_EULER:
+            return None
+        off = 3 if self.code == C.FREE else 0
+        axes = np.eye(3)
+        rots = [_unit(C.MOTION_ROT, axes[self.block[1 + k]], off + k) for k in range(3)]
+        if not self.block[4]:
+            rots = rots[::-1]
+        trans = [_unit(C.MOTION_TRANS, axes[k], k) for k in range(off)]
+        return trans + rots
 
     def neutral(self):
         q = np.zeros(self.nq)
@@ -247,6 +299,21 @@ class Composite(JointSpec):
             for t in terms:
                 out += t
         return [float(v) for v in out]
+
+    def screw_motions(self):
+        res = []
+        off = 1
+        for m in self.motions:
+            terms = m.f.terms()
+            f = m.f
+            unit = isinstance(f, _fn.Linear) and f.offset == 0.0 and np.count_nonzero(f.coeffs) == 1
+            if unit:
+                k = int(np.flatnonzero(f.coeffs)[0])
+                res.append((m.kind, m.axis, k, float(f.coeffs[k]), -1))
+            else:
+                res.append((m.kind, m.axis, -1, 1.0, off + 4))
+            off += 5 + sum(len(t) for t in terms)
+        return res
 
     def is_rheonomic(self):
         return any(m.f.depends_on_time() for m in self.motions)

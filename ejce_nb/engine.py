@@ -1,0 +1,60 @@
+"""How a public call reaches the kernels: workspaces (pooled per model, or an ``ej.Data``),
+batches split into chunks run in parallel, and the status the kernels report.
+
+A single state runs on one flat workspace (record, then scratch: ``layout``); a batch of B states
+on a record array (one row per chunk, or one per state when an ``ej.Data`` keeps them) and a
+scratch array (one row per chunk).  Chunks are a few per thread, so threads stay busy; each
+state is computed alone, so results do not depend on the chunking or the thread count.
+"""
+import numba
+import numpy as np
+
+from . import layout
+
+
+def n_chunks(B):
+    """Chunks of a batch of B states: a few per thread for balance, never more than B."""
+    return max(1, min(B, 4 * numba.get_num_threads()))
+
+
+def max_chunks(B):
+    return max(1, min(B, 4 * numba.config.NUMBA_NUM_THREADS))
+
+
+def one_workspace(km):
+    """A workspace for one state of the kernel model ``km``, from its pool (give it back with
+    ``release``): concurrent calls from several Python threads each get their own."""
+    pool = km._pool.setdefault(0, [])
+    try:
+        return pool.pop()
+    except IndexError:
+        return np.zeros(int(km._mi[layout.H_REC] + km._mi[layout.H_SCR]))
+
+
+def release(km, w):
+    km._pool[0].append(w)
+
+
+def batch_workspace(km, B, data):
+    """(records, scratch, per_state) for a batch of B states: the Data's records (one per state)
+    or pooled per-chunk records."""
+    if data is not None:
+        data._check_batch(B)
+        return data._R, data._S, True, None
+    nchunk = n_chunks(B)
+    pool = km._pool.setdefault(nchunk, [])
+    try:
+        R, S = pool.pop()
+    except IndexError:
+        R = np.zeros((nchunk, int(km._mi[layout.H_REC])))
+        S = np.zeros((nchunk, int(km._mi[layout.H_SCR])))
+    return R, S, False, (pool, (R, S))
+
+
+def release_batch(token):
+    if token is not None:
+        token[0].append(token[1])
+
+
+def status_array(B):
+    return np.zeros((B, 2), dtype=np.int64)

@@ -1,0 +1,299 @@
+"""The one input layer of every public function: shapes, dtypes and batch axes (Python), NaN,
+inf and quaternion norms (in the kernels, per sample), mimic expansion, and the errors that
+name what is wrong.
+
+The kernels check each state they are handed (``check``) and report a status per sample instead
+of failing: a batch is never refused whole for one bad sample (``errors="flag"``), and a single
+call pays nothing for the checks in Python.  When a status is not OK, ``raise_status`` turns it
+into the error that names the array, the joint and the sample.
+"""
+import numpy as np
+
+from ._jit import jit
+from .errors import BAD_SHAPE, SingularJointError, Status
+
+ANY = "any"
+# the status codes as plain integers, for the kernels
+OK = int(Status.OK)
+NONFINITE = int(Status.NONFINITE_INPUT)
+QUAT_NOT_UNIT = int(Status.QUATERNION_NOT_UNIT)
+SINGULAR_JOINT = int(Status.SINGULAR_JOINT)
+SINGULAR_ARTICULATED = int(Status.SINGULAR_ARTICULATED_INERTIA)
+SINGULAR_MASS = int(Status.SINGULAR_MASS_MATRIX)
+# a quaternion block further than this from unit norm is refused (the pose normalises it)
+QUAT_TOL = 1e-3
+# a joint's Jacobian counts as rank deficient when one of its normalised columns lies within this
+# distance of the span of the others (a 1e-10 rad neighbourhood of a gimbal lock)
+RANK_TOL = 1e-10
+# a column of S this short counts as zero (the joint does not move along that coordinate)
+ZERO_COLUMN = 1e-12
+
+
+# ---------------------------------------------------------------------------- in the kernels
+@jit
+def check(m, q, v, a, level, t):
+    """(status, joint) of one state: q always, v from level 1, a (qdd or tau) at level 2."""
+    n1 = m.body_parent.shape[0]
+    nq = m.jnt_qadr[n1 - 1] + m.jnt_nq[n1 - 1]
+    nv = m.jnt_dofadr[n1 - 1] + m.jnt_nv[n1 - 1]
+    if q.shape[0] != nq or (level >= 1 and v.shape[0] != nv) or (level >= 2 and a.shape[0] != nv):
+        return BAD_SHAPE, -1
+    if not np.isfinite(t):
+        return NONFINITE, -1
+    for k in range(nq):
+        if not np.isfinite(q[k]):
+            return NONFINITE, -1
+    for k in range(nv if level >= 1 else 0):
+        if not np.isfinite(v[k]):
+            return NONFINITE, -1
+    for k in range(nv if level >= 2 else 0):
+        if not np.isfinite(a[k]):
+            return NONFINITE, -1
+    for i in range(1, n1):
+        o = m.jnt_quat[i]
+        if o >= 0:
+            s = m.jnt_qadr[i] + o
+            n = np.sqrt(q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3])
+            if not abs(n - 1.0) <= QUAT_TOL:
+                return QUAT_NOT_UNIT, i
+    return OK, -1
+
+
+@jit
+def subspace_full_rank(S, vs, nvj, W):
+    """False when a row of S[vs:vs+nvj] is (nearly) zero or in the span of the others: modified
+    Gram-Schmidt, twice, on the normalised rows (W: 6 x 6 scratch)."""
+    for k in range(nvj):
+        s = 0.0
+        for x in range(6):
+            s += S[vs + k, x] * S[vs + k, x]
+        n = np.sqrt(s)
+        if not n > ZERO_COLUMN:
+            return False
+        for x in range(6):
+            W[k, x] = S[vs + k, x] / n
+        for _ in range(2):
+            for j in range(k):
+                p = 0.0
+                for x in range(6):
+                    p += W[j, x] * W[k, x]
+                for x in range(6):
+                    W[k, x] -= p * W[j, x]
+        s = 0.0
+        for x in range(6):
+            s += W[k, x] * W[k, x]
+        n = np.sqrt(s)
+        if not n > RANK_TOL:
+            return False
+        for x in range(6):
+            W[k, x] /= n
+    return True
+
+
+# ---------------------------------------------------------------------------- in Python
+def state_array(x, n, name, B=ANY):
+    """``x`` as float64 C-contiguous (n,) or (B, n); returns (array, batch size or None).
+
+    B = ANY: x may set the batch size; None: a single state, x must be (n,); an int: (B, n)."""
+    if x is None:
+        raise ValueError(f"{name} is required")
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
+    if not a.flags.writeable:
+        a = a.copy()            # the kernels are compiled for writeable arrays only
+    if a.ndim == 1:
+        if a.shape[0] != n:
+            raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
+        if B is not None and B is not ANY:
+            raise ValueError(f"{name} has no batch axis but the other arguments have B = {B}; "
+                             f"expected shape ({B}, {n})")
+        return a, None
+    if a.ndim == 2:
+        if a.shape[1] != n:
+            raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
+        if B is None:
+            raise ValueError(f"{name} has a batch axis (shape {a.shape}) but the state it belongs to "
+                             f"has none; expected shape ({n},)")
+        if a.shape[0] == 0:
+            raise ValueError(f"{name} has an empty batch axis")
+        if B is not ANY and a.shape[0] != B:
+            raise ValueError(f"{name} has batch size {a.shape[0]} but the other arguments have B = {B}")
+        return a, a.shape[0]
+    raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
+
+
+def time_array(t, B, name="t"):
+    """``t`` as a (max(B, 1),) float64 array from a float (or, for a batch, a (B,) array)."""
+    try:
+        a = np.array(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or an array of numbers") from None
+    if a.ndim == 0:
+        if not np.isfinite(a):
+            raise ValueError(f"{name} is {float(a)}; a finite time is required")
+        return np.full(1 if B is None else B, float(a))
+    if B is None or a.shape != (B,):
+        raise ValueError(f"{name} must be a float" + ("" if B is None else f" or an array of shape ({B},)")
+                         + f", got shape {a.shape}")
+    return np.ascontiguousarray(a)
+
+
+def states(model, q, vectors, t):
+    """Validate q (nq,) / (B, nq), the (array, name) pairs of velocity-sized arrays and t; returns
+    (B or None, q2, [v2 ...], t1) with a batch axis always present (B = 1 for one state)."""
+    q, B = state_array(q, model.nq, "q")
+    n = 1 if B is None else B
+    out = []
+    for x, name in vectors:
+        a, _ = state_array(x, model.nv, name, B)
+        out.append(a.reshape(n, model.nv))
+    return B, q.reshape(n, model.nq), out, time_array(t, B)
+
+
+def fext_array(model, f_ext, B):
+    """f_ext as (0 or 1 or B, N+1, 6) float64 (0 rows: none); row 0, the world, is ignored."""
+    n1 = model.nbodies + 1
+    if f_ext is None:
+        return np.zeros((0, n1, 6))
+    try:
+        a = np.ascontiguousarray(f_ext, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"f_ext must be an array of numbers, got {type(f_ext).__name__}") from None
+    want = f"({n1}, 6)" + ("" if B is None else f" or ({B}, {n1}, 6)")
+    if not a.flags.writeable:
+        a = a.copy()
+    if a.shape == (n1, 6):
+        a = a.reshape(1, n1, 6)
+    elif not (B is not None and a.shape == (B, n1, 6)):
+        raise ValueError(f"f_ext must have shape {want} (one world-frame wrench [moment about the body "
+                         f"origin; force] per body, row 0 the world), got {a.shape}")
+    fin = np.isfinite(a[:, 1:])
+    if not np.all(fin):
+        bad = np.argwhere(~fin)[0]
+        body = model.body_names[int(bad[1]) + 1]
+        where = f"sample {int(bad[0])}, " if a.shape[0] > 1 else ""
+        raise ValueError(f"f_ext contains NaN or inf ({where}body {body!r})")
+    return a
+
+
+def unbatch(B, x):
+    return x[0] if B is None else x
+
+
+# ---------------------------------------------------------------------------- mimic joints
+class Mimic:
+    """A model with mimic joints runs as its expansion (every mimic joint with its own
+    coordinate): q_full = Gq q + gq, v_full = Gv v; tau = Gv^T tau_full, M = Gv^T M_full Gv,
+    Jacobians J_full Gv."""
+
+    def __init__(self, model):
+        self.full = model.expanded()
+        self.Gq, self.gq, self.Gv = model.mimic_map()
+        # where each of the model's own coordinates sits in the expanded q
+        self.own_q = np.concatenate([np.arange(self.full.q_slice(j).start, self.full.q_slice(j).stop)
+                                     for j in range(model.nbodies + 1) if model.joint_mimic[j] < 0]
+                                    + [np.zeros(0, dtype=np.int64)]).astype(np.int64)
+
+    def q(self, q2):
+        return np.ascontiguousarray(q2 @ self.Gq.T + self.gq)
+
+    def v(self, v2):
+        return np.ascontiguousarray(v2 @ self.Gv.T)
+
+
+def kernel_model(model):
+    """(the model the kernels run on, its Mimic map or None)."""
+    if not model.has_mimic:
+        return model, None
+    return model.expanded(), Mimic(model)
+
+
+# ---------------------------------------------------------------------------- errors
+def _nonfinite_message(names, arrays, t1, b, batch):
+    where = f" in sample {b}" if batch else ""
+    for name, a in zip(names, arrays):
+        row = a[b]
+        bad = np.nonzero(~np.isfinite(row))[0]
+        if len(bad):
+            return f"{name} contains NaN or inf (at index {int(bad[0])}){where}"
+    return f"t is {t1[b]}{where}; a finite time is required"
+
+
+def _quaternion_message(model, name, q, j, b, batch):
+    sl = model.quaternion_slice(j)
+    nrm = float(np.linalg.norm(q[b, sl]))
+    where = f" in sample {b}" if batch else ""
+    return (f"{name}[{sl.start}:{sl.stop}], the quaternion of joint {model.joint_names[j]!r}, has norm "
+            f"{nrm:.6g}{where}; a unit quaternion is required (within {QUAT_TOL:g})")
+
+
+def _singular_message(model, code, j, q2, t1, b):
+    name = model.joint_names[j]
+    qs = model.q_slice(j)
+    conf = f"q[{qs.start}:{qs.stop}] = {np.array2string(q2[b, qs], precision=17, separator=', ')}"
+    if model.rheonomic:
+        conf += f", t = {t1[b]:.17g}"
+    if code == Status.SINGULAR_JOINT:
+        return (f"the joint's Jacobian loses rank at {conf}: its motion subspace S has linearly "
+                f"dependent (or zero) columns (gimbal lock of {model.joint_specs[j]!r}); its velocity "
+                "variables are not independent there, so the dynamics is undefined")
+    if code == Status.SINGULAR_ARTICULATED_INERTIA:
+        sub = [model.body_names[k] for k in model.subtree(j)]
+        return (f"the articulated inertia of the subtree it carries (bodies {sub}) is singular along "
+                f"the joint's motion at {conf}: a massless subtree (or one without inertia about the "
+                "joint's axes) makes the mass matrix singular")
+    return (f"the mass matrix is singular (not positive definite) at the velocity variables of "
+            f"this joint, at {conf}: a massless subtree or a degenerate joint")
+
+
+def raise_status(model, status, what, names, arrays, t1, B):
+    """Raise the error of the first bad sample of ``status`` ((n, 2): code, joint), if any.
+
+    ``model`` is the model the kernels ran on, ``names``/``arrays`` the (n, k) inputs they got
+    (q first).  Input errors raise ValueError; singular configurations SingularJointError listing
+    every singular sample of a batch."""
+    codes = status[:, 0]
+    bad = np.nonzero(codes != Status.OK)[0]
+    if len(bad) == 0:
+        return
+    batch = B is not None
+    b = int(bad[0])
+    code = int(codes[b])
+    j = int(status[b, 1])
+    if code == BAD_SHAPE:
+        raise ValueError(f"{what}: the state arrays do not fit the model (nq {model.nq}, nv {model.nv})")
+    if code == Status.NONFINITE_INPUT:
+        raise ValueError(_nonfinite_message(names, arrays, t1, b, batch))
+    if code == Status.QUATERNION_NOT_UNIT:
+        raise ValueError(_quaternion_message(model, names[0], arrays[0], j, b, batch))
+    sing = bad[codes[bad] >= Status.SINGULAR_JOINT]
+    why = _singular_message(model, code, j, arrays[0], t1, b)
+    name = model.joint_names[j]
+    if not batch:
+        msg = f"{what}: joint {name!r}: {why}"
+    else:
+        listed = ", ".join(f"{int(k)} (joint {model.joint_names[int(status[k, 1])]!r})" for k in sing[:10])
+        more = "" if len(sing) <= 10 else f", ... ({len(sing) - 10} more)"
+        msg = (f"{what}: {len(sing)} of {B} samples are singular: samples {listed}{more}; "
+               f"sample {b}, joint {name!r}: {why}")
+    err = SingularJointError(msg)
+    err.joint = name
+    err.samples = sing if batch else None
+    err.joints = [model.joint_names[int(status[k, 1])] for k in sing]
+    raise err
+
+
+def flag_or_raise(errors, model, status, what, names, arrays, t1, B, result):
+    """``errors="flag"``: (result, status codes (B,)); ``"raise"``: result, or the error."""
+    if errors == "flag":
+        codes = np.ascontiguousarray(status[:, 0])
+        return (result, codes) if B is not None else (result, int(codes[0]))
+    raise_status(model, status, what, names, arrays, t1, B)
+    return result
+
+
+def check_errors_arg(errors):
+    if errors not in ("raise", "flag"):
+        raise ValueError(f'errors must be "raise" or "flag", got {errors!r}')

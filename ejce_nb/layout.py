@@ -1,0 +1,326 @@
+"""Where the kernels find things: the model's tables and a state's workspace, packed in flat
+buffers, and their named views inside compiled code.
+
+A call from Python hands a kernel a handful of flat arrays: the model's integer tables ``mi``, its
+float tables ``mf``, a workspace ``w`` and the state.  Passing a few flat buffers costs a fraction
+of a microsecond; passing thirty named arrays, or a tuple of them, costs microseconds.  Inside
+compiled code, ``model_view(mi, mf)``, ``record_view(mi, w, off)`` and ``scratch_view(mi, w, off)``
+rebuild the named tables as views (``m.body_parent``, ``r.vel``, ``s.IA``), which costs nothing:
+the algorithms read like their equations and never address a buffer by number.
+
+``mi`` starts with a header: sizes, then the offset of every table (``O_*`` slots below).  Python
+computes the offsets once per model (``pack_model``) and the same constants tell the compiled
+views where to look.
+
+A workspace has two parts.  The *record* holds what a computation produced for one state, tagged
+with the state it belongs to (``hdr``, ``qkey``, ``vkey``, ``akey``), so that a later stage on the
+same state reuses it (``ej.Data``); the *scratch* holds what only lives during one algorithm.
+"""
+import collections
+
+import numba
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
+
+from ._jit import jit
+
+# ---------------------------------------------------------------------------- the header of mi
+H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR = range(7)
+
+# integer tables: (slot, name, rows)
+INT_TABLES = (
+    ("body_parent", "n1"),      # parent body; body_parent[0] = -1, body_parent[i] < i
+    ("jnt_type", "n1"),         # joint type code (joints.codes)
+    ("jnt_path", "n1"),         # how the joint is evaluated: PATH_FIXED, _SCREW, _QUAT or _JETS
+    ("jnt_qadr", "n1"),         # first coordinate of the joint in q
+    ("jnt_nq", "n1"),           # number of coordinates
+    ("jnt_dofadr", "n1"),       # first velocity variable of the joint in v (qd, qdd, tau)
+    ("jnt_nv", "n1"),           # number of velocity variables
+    ("jnt_padr", "n1"),         # first entry of the joint's block in jnt_params
+    ("jnt_madr", "n1"),         # first elementary motion of the joint (screw path)
+    ("jnt_nmot", "n1"),         # number of elementary motions
+    ("jnt_quat", "n1"),         # offset of a unit quaternion within the joint's q, or -1
+    ("jnt_fn", "n1"),           # 1: some elementary motion's amount is a function (not scale * q_k)
+    ("mot_kind", "nmot"),       # MOT_ROT or MOT_TRANS
+    ("mot_coord", "nmot"),      # k: the amount is mot_scale * q_k of the joint; -1: a function
+    ("mot_fadr", "nmot"),       # where that function's terms start in jnt_params (-1: none)
+)
+# float tables: (name, rows, columns; 0 columns: a 1-D table)
+FLOAT_TABLES = (
+    ("jnt_params", "npar", 0),  # parameter blocks of the pose functions (joints.pose)
+    ("jnt_Xt", "n1", 9),        # rotation of P_i in the parent's C frame, row-major
+    ("jnt_pt", "n1", 3),        # origin of P_i in the parent's C frame
+    ("body_mass", "n1", 0),
+    ("body_hC", "n1", 3),       # mass times the centre of mass, C axes, about o_C
+    ("body_IC", "n1", 9),       # rotational inertia about o_C, C axes, row-major
+    ("body_cC", "n1", 3),       # centre of mass in C
+    ("body_bo", "n1", 3),       # body origin in C
+    ("body_Ec", "n1", 9),       # C axes in body axes (child placement rotation), row-major
+    ("body_iscale", "n1", 0),   # largest diagonal entry of the body's inertia about o_C (or its mass)
+    ("mot_axis", "nmot", 3),    # unit axis of each elementary motion, in the frame it moves
+    ("mot_scale", "nmot", 0),   # amount per unit coordinate (mot_coord >= 0)
+    ("gravity", "one", 3),
+)
+# the record of one state: (name, rows, columns)
+RECORD = (
+    ("hdr", "one", 8),          # REC_* flags and keys below
+    ("qkey", "nq", 0),          # the state the record holds
+    ("vkey", "nv", 0),
+    ("akey", "nv", 0),
+    ("E", "n1", 9),             # X_i = [E 0; -E d^ E]: parent C frame -> C_i, E row-major
+    ("d", "n1", 3),             #   d: origin of C_i in the parent's C frame
+    ("S", "nv", 6),             # motion subspace, one row per velocity variable (C axes, at o_C)
+    ("Rrel", "n1", 9),          # relative pose of C_i in P_i (R row-major, r)
+    ("rrel", "n1", 3),
+    ("vJ", "n1", 6),            # joint twist S u + sigma (C axes)
+    ("cJ", "n1", 6),            # joint bias: d/dt vJ (C coordinates) - S u'
+    ("mS", "nmot", 6),          # screw path: unit twist of each elementary motion (C axes)
+    ("mg", "nmot", 6),          #   and its amount's gradient over the joint's coordinates
+    ("vel", "n1", 6),           # body twist in C_i
+    ("acc", "n1", 6),           # body spatial acceleration in C_i, gravity as a base acceleration
+    ("RC", "n1", 9),            # world axes of C_i (row-major) and its world origin
+    ("oC", "n1", 3),
+)
+REC_POS, REC_VEL, REC_ACC, REC_WORLD, REC_T, REC_GENERIC, REC_STATUS, REC_JOINT = range(8)
+# the scratch of one algorithm run
+SCRATCH = (
+    ("f", "n1", 6),             # body forces (rnea) / bias forces p^A (aba)
+    ("c", "n1", 6),             # aba: c_i = cJ_i + v_i x vJ_i
+    ("IA", "n1", 21),           # articulated (aba) or composite (crba) inertias, packed symmetric
+    ("sc", "n1", 0),            # aba: inertia scale of each subtree
+    ("U", "nv", 6),             # aba: I^A S, one row per velocity variable
+    ("Dinv", "nv", 6),          # aba: rows of D^-1
+    ("uu", "nv", 0),            # aba: tau - S^T p^A
+    ("W", "twelve", 6),         # two 6 x 6 matrices of scratch
+    ("JP", "six", 6),           # jets path: one joint's Jacobian columns in P axes (column k = row k)
+    ("zv", "nv", 0),            # zero velocities
+    ("qx", "nq", 0),            # integrators: stage coordinates and velocities,
+    ("vx", "nv", 0),
+    ("qt", "nq", 0),            #   the state,
+    ("vt", "nv", 0),
+    ("KQ", "four", "nq"),       #   the stages' rates and accelerations
+    ("KV", "four", "nv"),
+    ("e5", "one", 8),           #   and the energies
+)
+
+_SLOTS = {}
+_slot = 8
+for _name, *_ in INT_TABLES + FLOAT_TABLES + RECORD + SCRATCH:
+    _SLOTS[_name] = _slot
+    _slot += 1
+HEADER = _slot
+globals().update({"O_" + k: v for k, v in _SLOTS.items()})
+
+
+def _rows(spec, sizes):
+    return sizes[spec]
+
+
+def _width(cols, sizes):
+    c = cols[0] if cols else 1
+    return sizes[c] if isinstance(c, str) else c
+
+
+def _pack(tables, sizes, header, width_of, start=0):
+    """Assign consecutive offsets (8-entry aligned) to ``tables``; returns the end."""
+    off = start
+    for name, rows, *cols in tables:
+        n = _rows(rows, sizes) * max(width_of(cols, sizes), 1)
+        header[_SLOTS[name]] = off
+        off += -(-n // 8) * 8 + 8           # an 8-entry gap keeps tables off each other's cache lines
+    return off
+
+
+def sizes_of(n1, nq, nv, nmot, npar):
+    return {"n1": n1, "nq": nq, "nv": nv, "nmot": nmot, "npar": npar, "one": 1, "four": 4, "six": 6,
+            "twelve": 12}
+
+
+def pack_model(n1, nq, nv, nmot, ints, floats):
+    """(mi, mf) from the tables: ``ints[name]`` and ``floats[name]`` arrays of the shapes above."""
+    npar = len(floats["jnt_params"])
+    sizes = sizes_of(n1, nq, nv, nmot, npar)
+    header = np.zeros(HEADER, dtype=np.int64)
+    header[[H_N1, H_NQ, H_NV, H_NMOT, H_NPAR]] = (n1, nq, nv, nmot, npar)
+    iend = _pack([(n, r, 1) for n, r in INT_TABLES], sizes, header, _width, start=HEADER)
+    fend = _pack(FLOAT_TABLES, sizes, header, _width)
+    rec = _pack(RECORD, sizes, header, _width)
+    scr = _pack(SCRATCH, sizes, header, _width)
+    header[H_REC] = rec
+    header[H_SCR] = scr
+    mi = np.zeros(iend, dtype=np.int64)
+    mf = np.zeros(fend, dtype=np.float64)
+    mi[:HEADER] = header
+    for name, rows in INT_TABLES:
+        a = np.asarray(ints[name], dtype=np.int64).ravel()
+        mi[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
+    for name, rows, cols in FLOAT_TABLES:
+        a = np.asarray(floats[name], dtype=np.float64).ravel()
+        mf[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
+    return mi, mf
+
+
+def table(buf, mi, name, shape):
+    """A named table of a packed buffer as a numpy view of the given shape."""
+    off = int(mi[_SLOTS[name]])
+    n = int(np.prod(shape, dtype=np.int64))
+    return buf[off:off + n].reshape(shape)
+
+
+# ---------------------------------------------------------------------------- compiled views
+def _view(context, builder, buf_type, buf, off, shape, strides, ret_type):
+    src = make_array(buf_type)(context, builder, buf)
+    out = make_array(ret_type)(context, builder)
+    item = context.get_constant(types.intp, context.get_abi_sizeof(context.get_data_type(buf_type.dtype)))
+    # no meminfo: a view lives only inside the kernel call, whose arguments keep the buffer alive,
+    # and without one it costs no reference counting when it is handed to a function
+    populate_array(out, data=cgutils.gep(builder, src.data, off), shape=cgutils.pack_array(builder, shape),
+                   strides=cgutils.pack_array(builder, [builder.mul(s, item) for s in strides]),
+                   itemsize=item, meminfo=None, parent=None)
+    return out._getvalue()
+
+
+@intrinsic
+def rows(typingctx, buf, off, n, m):
+    """The ``n x m`` C-contiguous view of a 1-D C-contiguous buffer starting at entry ``off``.
+
+    No reshape checks are made (the layout above is what guarantees that it fits) and no
+    reference is counted, which is what makes a view free; it must not outlive the call."""
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    ret = types.Array(buf.dtype, 2, "C", readonly=not buf.mutable)
+
+    def codegen(context, builder, sig, args):
+        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
+        one = context.get_constant(types.intp, 1)
+        return _view(context, builder, sig.args[0], args[0], o, [nn, mm], [mm, one], sig.return_type)
+
+    return ret(buf, off, n, m), codegen
+
+
+@intrinsic
+def vec(typingctx, buf, off, n):
+    """The ``n`` entries of a 1-D C-contiguous buffer from ``off`` (as ``rows``, one axis)."""
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    ret = types.Array(buf.dtype, 1, "C", readonly=not buf.mutable)
+
+    def codegen(context, builder, sig, args):
+        o, nn = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
+        one = context.get_constant(types.intp, 1)
+        return _view(context, builder, sig.args[0], args[0], o, [nn], [one], sig.return_type)
+
+    return ret(buf, off, n), codegen
+
+
+if numba.config.DISABLE_JIT:
+    def rows(buf, off, n, m):       # noqa: F811  (the same views, without the compiler)
+        return buf[off:off + n * m].reshape(n, m)
+
+    def vec(buf, off, n):           # noqa: F811
+        return buf[off:off + n]
+
+
+ModelView = collections.namedtuple("ModelView", [n for n, _ in INT_TABLES] + [n for n, *_ in FLOAT_TABLES])
+Record = collections.namedtuple("Record", [n for n, *_ in RECORD])
+Scratch = collections.namedtuple("Scratch", [n for n, *_ in SCRATCH])
+
+
+@jit
+def model_view(mi, mf):
+    n1 = mi[H_N1]
+    nm = mi[H_NMOT]
+    return ModelView(
+        vec(mi, mi[O_body_parent], n1),
+        vec(mi, mi[O_jnt_type], n1),
+        vec(mi, mi[O_jnt_path], n1),
+        vec(mi, mi[O_jnt_qadr], n1),
+        vec(mi, mi[O_jnt_nq], n1),
+        vec(mi, mi[O_jnt_dofadr], n1),
+        vec(mi, mi[O_jnt_nv], n1),
+        vec(mi, mi[O_jnt_padr], n1),
+        vec(mi, mi[O_jnt_madr], n1),
+        vec(mi, mi[O_jnt_nmot], n1),
+        vec(mi, mi[O_jnt_quat], n1),
+        vec(mi, mi[O_jnt_fn], n1),
+        vec(mi, mi[O_mot_kind], nm),
+        vec(mi, mi[O_mot_coord], nm),
+        vec(mi, mi[O_mot_fadr], nm),
+        vec(mf, mi[O_jnt_params], mi[H_NPAR]),
+        rows(mf, mi[O_jnt_Xt], n1, 9),
+        rows(mf, mi[O_jnt_pt], n1, 3),
+        vec(mf, mi[O_body_mass], n1),
+        rows(mf, mi[O_body_hC], n1, 3),
+        rows(mf, mi[O_body_IC], n1, 9),
+        rows(mf, mi[O_body_cC], n1, 3),
+        rows(mf, mi[O_body_bo], n1, 3),
+        rows(mf, mi[O_body_Ec], n1, 9),
+        vec(mf, mi[O_body_iscale], n1),
+        rows(mf, mi[O_mot_axis], nm, 3),
+        vec(mf, mi[O_mot_scale], nm),
+        vec(mf, mi[O_gravity], 3),
+    )
+
+
+@jit
+def record_view(mi, w, off):
+    """The record of one state in ``w`` starting at ``off``."""
+    n1 = mi[H_N1]
+    nq = mi[H_NQ]
+    nv = mi[H_NV]
+    nm = mi[H_NMOT]
+    return Record(
+        vec(w, off + mi[O_hdr], 8),
+        vec(w, off + mi[O_qkey], nq),
+        vec(w, off + mi[O_vkey], nv),
+        vec(w, off + mi[O_akey], nv),
+        rows(w, off + mi[O_E], n1, 9),
+        rows(w, off + mi[O_d], n1, 3),
+        rows(w, off + mi[O_S], nv, 6),
+        rows(w, off + mi[O_Rrel], n1, 9),
+        rows(w, off + mi[O_rrel], n1, 3),
+        rows(w, off + mi[O_vJ], n1, 6),
+        rows(w, off + mi[O_cJ], n1, 6),
+        rows(w, off + mi[O_mS], nm, 6),
+        rows(w, off + mi[O_mg], nm, 6),
+        rows(w, off + mi[O_vel], n1, 6),
+        rows(w, off + mi[O_acc], n1, 6),
+        rows(w, off + mi[O_RC], n1, 9),
+        rows(w, off + mi[O_oC], n1, 3),
+    )
+
+
+@jit
+def scratch_view(mi, w, off):
+    """The scratch of one algorithm run in ``w`` starting at ``off``."""
+    n1 = mi[H_N1]
+    nq = mi[H_NQ]
+    nv = mi[H_NV]
+    return Scratch(
+        rows(w, off + mi[O_f], n1, 6),
+        rows(w, off + mi[O_c], n1, 6),
+        rows(w, off + mi[O_IA], n1, 21),
+        vec(w, off + mi[O_sc], n1),
+        rows(w, off + mi[O_U], nv, 6),
+        rows(w, off + mi[O_Dinv], nv, 6),
+        vec(w, off + mi[O_uu], nv),
+        rows(w, off + mi[O_W], 12, 6),
+        rows(w, off + mi[O_JP], 6, 6),
+        vec(w, off + mi[O_zv], nv),
+        vec(w, off + mi[O_qx], nq),
+        vec(w, off + mi[O_vx], nv),
+        vec(w, off + mi[O_qt], nq),
+        vec(w, off + mi[O_vt], nv),
+        rows(w, off + mi[O_KQ], 4, nq),
+        rows(w, off + mi[O_KV], 4, nv),
+        vec(w, off + mi[O_e5], 8),
+    )
+
+
+@jit
+def views(mi, mf, w):
+    """Model, record and scratch of a one-state workspace (record first, then scratch)."""
+    return model_view(mi, mf), record_view(mi, w, 0), scratch_view(mi, w, mi[H_REC])
