@@ -14,5 +14,5 @@ from .crba import mass_matrix, forward_dynamics_crba
 from .aba import aba
 from .energy import kinetic_energy, potential_energy, center_of_mass
 from .simulate import simulate, Trajectory, SimulationError
-from .urdf import load_urdf
+from .urdf import InertiaWarning, load_urdf
 from . import models

@@ -7,21 +7,60 @@ import numpy as np
 
 from .errors import ModelError
 from .joints import specs as _specs
+from .joints.fn import check_json_numbers
 from .model import Model, spatial_inertia
 from .transform import Transform, check_rotation, check_vector
 
 
-def check_inertia(mass, inertia, who):
-    """Mass >= 0; inertia symmetric positive semi-definite and obeying the triangle inequality."""
+# A principal moment may fall short of PSD or of the triangle inequality by this fraction of the
+# largest one: the rounding of a tensor turned into other axes, not a different body.
+INERTIA_RTOL = 1e-9
+
+
+def inertia_defect(inertia):
+    """Why a symmetric 3x3 rotational inertia is not physically consistent, or None when it is.
+
+    Consistent means positive semi-definite and obeying the triangle inequality of its principal
+    moments (I1 + I2 >= I3 with I1 <= I2 <= I3), each to ``INERTIA_RTOL`` times the largest
+    principal moment in magnitude (so the check means the same for a watch part and a truck)."""
+    ev = np.linalg.eigvalsh(inertia)
+    tol = INERTIA_RTOL * float(np.abs(ev).max())
+    if ev[0] < -tol:
+        return f"inertia is not positive semi-definite (eigenvalues {ev.tolist()})"
+    if ev[0] + ev[1] < ev[2] - tol:
+        return (f"inertia violates the triangle inequality: principal moments {ev.tolist()} "
+                "(I1 + I2 >= I3 is required)")
+    return None
+
+
+def balance_inertia(inertia):
+    """A consistent inertia made from ``inertia`` by raising principal moments only: in its
+    principal axes, negative moments become 0, then if I1 + I2 < I3 (I1 <= I2 <= I3) the two
+    smaller moments are each raised by half the deficit, (I3 - I1 - I2) / 2, so that I1 + I2 = I3.
+    The principal axes and the largest moment are kept; raising never lowers the inertia about
+    any axis."""
+    ev, Q = np.linalg.eigh(inertia)
+    ev = np.maximum(ev, 0.0)
+    deficit = ev[2] - ev[0] - ev[1]
+    if deficit > 0.0:
+        ev[:2] += 0.5 * deficit
+    out = (Q * ev) @ Q.T
+    return 0.5 * (out + out.T)
+
+
+def check_inertia(mass, inertia, who, as_written=False):
+    """Mass >= 0; inertia a finite symmetric 3x3 matrix (or 3 principal moments), positive
+    semi-definite and obeying the triangle inequality (see ``inertia_defect``).  ``as_written``
+    skips the last two, for a tensor known to be inconsistent and kept on purpose."""
     try:
         m = float(mass)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{who}: mass must be a number, got {mass!r}") from None
     if not np.isfinite(m) or m < 0:
         raise ModelError(f"{who}: mass must be finite and non-negative, got {mass!r}")
     try:
         I = np.asarray(inertia, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{who}: inertia must be a 3x3 matrix, got {inertia!r}") from None
     if I.shape == (3,):
         I = np.diag(I)
@@ -34,13 +73,10 @@ def check_inertia(mass, inertia, who):
         I = 0.5 * (I + I.T)
     if not np.all(np.isfinite(I)):
         raise ModelError(f"{who}: inertia entries are too large (they overflow)")
-    ev = np.linalg.eigvalsh(I)
-    tol = 1e-9 * scale
-    if ev[0] < -tol:
-        raise ModelError(f"{who}: inertia is not positive semi-definite (eigenvalues {ev.tolist()})")
-    if ev[0] + ev[1] < ev[2] - tol:
-        raise ModelError(f"{who}: inertia violates the triangle inequality: principal moments "
-                         f"{ev.tolist()} (I1 + I2 >= I3 is required)")
+    if not as_written:
+        defect = inertia_defect(I)
+        if defect is not None:
+            raise ModelError(f"{who}: {defect}")
     return m, I
 
 
@@ -109,8 +145,17 @@ class ModelBuilder:
 
     def add_body(self, name, parent="world", joint=None, placement=None, child_placement=None,
                  mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, joint_name=None,
-                 q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None):
+                 q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None,
+                 inertia_as_written=False):
         """Add a body attached to ``parent`` by ``joint``; returns the new body's index.
+
+        ``inertia`` must be physically consistent (symmetric, positive semi-definite, triangle
+        inequality; see ``inertia_defect``).  ``inertia_as_written=True`` accepts one that is not,
+        as given: the URDF loader keeps a file's inconsistent inertias so (with an
+        ``InertiaWarning``), and the JSON form marks such a body ``"inertia_as_written": true``.
+        Its dynamics are then those of the tensor as written (a negative moment may make the
+        mass matrix indefinite).  Non-finite, misshapen or asymmetric inertias are refused
+        regardless.
 
         ``mimic``: make the (one-coordinate) joint follow another joint's coordinate,
         ``q = multiplier * q_source + offset``, with no coordinate of its own: a joint name or
@@ -133,7 +178,8 @@ class ModelBuilder:
             raise ModelError(f"{who}: duplicate joint name {jname!r}")
         P = self._placement(placement, f"{who}: placement")
         Cp = self._placement(child_placement, f"{who}: child_placement")
-        m, I = check_inertia(mass, np.zeros((3, 3)) if inertia is None else inertia, who)
+        m, I = check_inertia(mass, np.zeros((3, 3)) if inertia is None else inertia, who,
+                             as_written=bool(inertia_as_written))
         try:
             c = check_vector(com, "com")
         except ModelError as e:
@@ -223,15 +269,16 @@ class ModelBuilder:
 
 
 def _transform_from(d, where):
-    if d is None:
-        return Transform()
     if not isinstance(d, dict):
         raise ModelError(f"{where}: expected an object with 'rotation' and 'translation', got {d!r}")
     unknown = set(d) - {"rotation", "translation"}
     if unknown:
-        raise ModelError(f"{where}: unknown fields {sorted(unknown)} (expected 'rotation', 'translation')")
-    R = None if d.get("rotation") is None else check_rotation(d["rotation"], f"{where}.rotation")
-    t = None if d.get("translation") is None else check_vector(d["translation"], f"{where}.translation")
+        raise ModelError(f"{where}: unknown fields {sorted(unknown, key=str)} (expected 'rotation', 'translation')")
+    R = t = None
+    if "rotation" in d:
+        R = check_rotation(check_json_numbers(d["rotation"], f"{where}.rotation"), f"{where}.rotation")
+    if "translation" in d:
+        t = check_vector(check_json_numbers(d["translation"], f"{where}.translation"), f"{where}.translation")
     return Transform(R, t)
 
 
@@ -245,7 +292,7 @@ _FIELD_OF_MESSAGE = (("duplicate body name", "name"), ("body name", "name"), ("u
                      ("only a one-coordinate joint", "mimic"))
 
 _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_placement", "mass", "com",
-                "inertia", "limits", "mimic"}
+                "inertia", "inertia_as_written", "limits", "mimic"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
 _TOP_FIELDS = {"format", "version", "gravity", "bodies", "description"}
 
@@ -261,22 +308,49 @@ def _field_path(where, body_name, err):
     return f"{where}: {msg}"
 
 
+def _json_mimic(mimic, where):
+    """A body's ``mimic`` field with its numbers checked: a joint name, an object
+    ``{"joint", "multiplier", "offset"}`` or a list ``[joint, multiplier, offset]``."""
+    if isinstance(mimic, dict):
+        for key in ("multiplier", "offset"):
+            if key in mimic:
+                check_json_numbers(mimic[key], f"{where}.{key}", scalar=True)
+    elif isinstance(mimic, list):
+        for k, x in enumerate(mimic[1:3], start=1):
+            check_json_numbers(x, f"{where}[{k}]", scalar=True)
+    elif not isinstance(mimic, (str, int)) or isinstance(mimic, bool):
+        raise ModelError(f"{where}: expected a joint name or an object {{\"joint\", \"multiplier\", "
+                         f"\"offset\"}}, got {mimic!r}")
+    return mimic
+
+
 def builder_from_dict(d, source="model"):
     """A ModelBuilder filled from the JSON form; errors name the path in the file
-    (``source: bodies[3].joint.axis: ...``)."""
+    (``source: bodies[3].joint.axis: ...``).
+
+    The document is read strictly: numbers must be JSON numbers (not strings or booleans), a
+    field that is present must hold its kind of value (null only where a limit may be absent),
+    unknown fields are errors and there must be at least one body."""
     if not isinstance(d, dict):
         raise ModelError(f"{source}: top level must be an object")
     unknown = set(d) - _TOP_FIELDS
     if unknown:
-        raise ModelError(f"{source}: unknown top-level fields {sorted(unknown)} (expected {sorted(_TOP_FIELDS)})")
+        raise ModelError(f"{source}: unknown top-level fields {sorted(unknown, key=str)} (expected {sorted(_TOP_FIELDS)})")
     if d.get("format", "ejce_nb.model") != "ejce_nb.model":
         raise ModelError(f"{source}: format: expected 'ejce_nb.model', got {d['format']!r}")
-    if d.get("version", 1) != 1 or isinstance(d.get("version", 1), bool):
-        raise ModelError(f"{source}: version: this ejce_nb reads version 1, got {d['version']!r}")
+    version = d.get("version", 1)
+    if type(version) is not int or version != 1:
+        raise ModelError(f"{source}: version: this ejce_nb reads version 1, got {version!r}")
+    if not isinstance(d.get("description", ""), str):
+        raise ModelError(f"{source}: description: expected a string, got {d['description']!r}")
     if "bodies" not in d or not isinstance(d["bodies"], list):
         raise ModelError(f"{source}: bodies: expected a list of body objects")
+    if not d["bodies"]:
+        raise ModelError(f"{source}: bodies: the list is empty; a model needs at least one body")
+    gravity = d.get("gravity", (0.0, 0.0, -9.81))
+    check_json_numbers(gravity, f"{source}: gravity")
     try:
-        b = ModelBuilder(gravity=d.get("gravity", (0.0, 0.0, -9.81)))
+        b = ModelBuilder(gravity=gravity)
     except ModelError as e:
         raise ModelError(f"{source}: gravity: {e}") from None
     for i, body in enumerate(d["bodies"]):
@@ -288,23 +362,39 @@ def builder_from_dict(d, source="model"):
                 raise ModelError(f"{where}.{key} is missing")
         unknown = set(body) - _BODY_FIELDS
         if unknown:
-            raise ModelError(f"{where}: unknown fields {sorted(unknown)}")
+            raise ModelError(f"{where}: unknown fields {sorted(unknown, key=str)}")
+        for key in ("parent", "joint_name"):
+            if key in body and body[key] is None:
+                raise ModelError(f"{where}.{key}: expected a name, got null (leave the field out for the default)")
+        for key, scalar in (("mass", True), ("com", False), ("inertia", False)):
+            if key in body:
+                check_json_numbers(body[key], f"{where}.{key}", scalar=scalar)
+        as_written = body.get("inertia_as_written", False)
+        if not isinstance(as_written, bool):
+            raise ModelError(f"{where}.inertia_as_written: expected true or false, got {as_written!r}")
         joint = _specs.from_dict(body["joint"], f"{where}.joint")
-        P = _transform_from(body.get("placement"), f"{where}.placement")
-        Cp = _transform_from(body.get("child_placement"), f"{where}.child_placement")
-        lim = body.get("limits") or {}
+        P = _transform_from(body.get("placement", {}), f"{where}.placement")
+        Cp = _transform_from(body.get("child_placement", {}), f"{where}.child_placement")
+        lim = body.get("limits", {})
         if not isinstance(lim, dict):
             raise ModelError(f"{where}.limits: expected an object, got {lim!r}")
         if set(lim) - _LIMIT_FIELDS:
-            raise ModelError(f"{where}.limits: unknown fields {sorted(set(lim) - _LIMIT_FIELDS)} "
+            raise ModelError(f"{where}.limits: unknown fields {sorted(set(lim) - _LIMIT_FIELDS, key=str)} "
                              f"(expected {sorted(_LIMIT_FIELDS)})")
+        for key, values in lim.items():
+            if not isinstance(values, list):
+                raise ModelError(f"{where}.limits.{key}: expected a list of one number or null per "
+                                 f"{'coordinate' if key.startswith('q') else 'velocity'}, got {values!r}")
+            for k, x in enumerate(values):
+                check_json_numbers(x, f"{where}.limits.{key}[{k}]", scalar=True, nulls=True)
+        mimic = _json_mimic(body["mimic"], f"{where}.mimic") if "mimic" in body else None
         try:
             b.add_body(body["name"], parent=body.get("parent", "world"), joint=joint, placement=P,
                        child_placement=Cp, mass=body.get("mass", 0.0), com=body.get("com", (0, 0, 0)),
                        inertia=body.get("inertia"), joint_name=body.get("joint_name"),
                        q_lower=lim.get("q_lower"), q_upper=lim.get("q_upper"),
                        v_limit=lim.get("v_limit"), effort_limit=lim.get("effort_limit"),
-                       mimic=body.get("mimic"))
+                       mimic=mimic, inertia_as_written=as_written)
         except ModelError as e:
             raise ModelError(_field_path(where, body["name"], e)) from None
     # mimic sources may come later in the file: check them now, while the path is known

@@ -413,6 +413,7 @@ class Model:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self):
+        from .builder import inertia_defect
         bodies = []
         for i in range(1, self.nbodies + 1):
             qs, vs = self.q_slice(i), self.v_slice(i)
@@ -427,6 +428,8 @@ class Model:
                 "com": self.body_com[i].tolist(),
                 "inertia": self.body_inertia[i].tolist(),
             }
+            if inertia_defect(self.body_inertia[i]) is not None:    # a URDF's, kept as written
+                b["inertia_as_written"] = True
             lim = {}
             for key, arr, s in (("q_lower", self.q_lower, qs), ("q_upper", self.q_upper, qs),
                                 ("v_limit", self.v_limit, vs), ("effort_limit", self.effort_limit, vs)):
@@ -472,6 +475,6 @@ class Model:
                 raise ModelError(f"{source}: cannot read model file: {e}") from None
         try:
             d = json.loads(text)
-        except json.JSONDecodeError as e:
+        except (ValueError, RecursionError) as e:     # JSONDecodeError, too many digits, too deep
             raise ModelError(f"{source}: not valid JSON: {e}") from None
         return cls.from_dict(d, source)

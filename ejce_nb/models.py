@@ -6,7 +6,8 @@
 * ``spherical_paper()``, ``arm7()``, ``humanoid()``, ``knee()``, ``driven()``: the shipped examples,
   stored as JSON in the repository's ``data/`` (installed as ``ejce_nb/data``); ``load("arm7")`` reads
   them, ``load(path)`` reads any ``.json`` or ``.urdf`` file.
-* ``arm7_urdf()``: the URDF text of ``arm7`` (shipped as ``data/arm7.urdf``).
+* ``arm7_urdf()``: the URDF text of ``arm7`` (shipped as ``data/arm7.urdf``); ``quadruped_urdf()``:
+  a small quadruped for floating-base loading (``data/quadruped.urdf``).
 
 Run ``python -m ejce_nb.models DIR ...`` to rewrite the shipped files into the given directories.
 """
@@ -355,6 +356,67 @@ def arm7_urdf():
     return "\n".join(out) + "\n"
 
 
+# quadruped: trunk (mass, box size), hip offsets of the four legs in the trunk frame, the leg's
+# links (mass, cylinder radius, length), and its joints' limits (lower, upper, velocity, effort)
+_QUAD_TRUNK = (12.0, (0.6, 0.3, 0.15))
+_QUAD_LEGS = (("lf", (0.3, 0.15, 0.0)), ("rf", (0.3, -0.15, 0.0)), ("lh", (-0.3, 0.15, 0.0)),
+              ("rh", (-0.3, -0.15, 0.0)))
+_QUAD_HIP = (0.6, 0.04, 0.08)         # a short cylinder along x
+_QUAD_THIGH = (1.0, 0.03, 0.3)
+_QUAD_SHANK = (0.3, 0.015, 0.3)
+_QUAD_LIMITS = {"hip": (-0.7, 0.7, 20.0, 40.0), "thigh": (-2.0, 2.0, 20.0, 40.0), "knee": (-2.7, -0.1, 20.0, 60.0)}
+
+
+def quadruped_urdf():
+    """URDF text of a small quadruped for floating-base loading: a box trunk and four legs, each
+    a hip abduction (about x), a hip flexion (about y) and a knee (about y) with limits, the thigh
+    and shank hanging along -z, and a massless foot on a fixed joint.  The root link ``trunk``
+    is not ``world``: ``load_urdf(..., floating_base="quaternion")`` gives nq 19, nv 18."""
+    def r(x):
+        return repr(float(x))
+
+    def vec(v):
+        return " ".join(r(float(x)) for x in v)
+
+    def inertial(m, c, I, rpy=(0.0, 0.0, 0.0)):
+        return (f'    <inertial>\n      <origin xyz="{vec(c)}" rpy="{vec(rpy)}"/>\n      <mass value="{r(m)}"/>\n'
+                f'      <inertia ixx="{r(I[0, 0])}" ixy="0.0" ixz="0.0" iyy="{r(I[1, 1])}" iyz="0.0"'
+                f' izz="{r(I[2, 2])}"/>\n    </inertial>\n')
+
+    def joint(name, kind, parent, child, xyz, axis=None, limits=None):
+        body = f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n    <origin xyz="{vec(xyz)}" rpy="0 0 0"/>\n'
+        if axis is not None:
+            body += f'    <axis xyz="{axis}"/>\n'
+        if limits is not None:
+            lo, hi, vel, eff = limits
+            body += f'    <limit lower="{r(lo)}" upper="{r(hi)}" velocity="{r(vel)}" effort="{r(eff)}"/>\n'
+        return f'  <joint name="{name}" type="{kind}">\n{body}  </joint>'
+
+    m, size = _QUAD_TRUNK
+    out = ['<?xml version="1.0"?>', "<!-- ejce_nb's quadruped: a box trunk and four three-joint legs -->",
+           '<robot name="quadruped">', f'  <link name="trunk">\n{inertial(m, (0.0, 0.0, 0.0), box_inertia(m, *size))}  </link>']
+    joints = []
+    for leg, hip_xyz in _QUAD_LEGS:
+        side = 1.0 if leg[0] == "l" else -1.0
+        hm, hr, hl = _QUAD_HIP
+        # the hip cylinder lies along x: its principal frame is turned a quarter about y
+        out.append(f'  <link name="{leg}_hip">\n{inertial(hm, (0.0, side * 0.02, 0.0), cylinder_inertia(hm, hr, hl), (0.0, np.pi / 2, 0.0))}  </link>')
+        tm, tr, tl = _QUAD_THIGH
+        out.append(f'  <link name="{leg}_thigh">\n{inertial(tm, (0.0, 0.0, -tl / 2), cylinder_inertia(tm, tr, tl))}  </link>')
+        sm, sr, sl = _QUAD_SHANK
+        out.append(f'  <link name="{leg}_shank">\n{inertial(sm, (0.0, 0.0, -sl / 2), cylinder_inertia(sm, sr, sl))}  </link>')
+        out.append(f'  <link name="{leg}_foot"/>')
+        joints += [joint(f"{leg}_hip_abduction", "revolute", "trunk", f"{leg}_hip", hip_xyz, "1 0 0", _QUAD_LIMITS["hip"]),
+                   joint(f"{leg}_hip_flexion", "revolute", f"{leg}_hip", f"{leg}_thigh", (0.0, side * 0.08, 0.0), "0 1 0",
+                         _QUAD_LIMITS["thigh"]),
+                   joint(f"{leg}_knee", "revolute", f"{leg}_thigh", f"{leg}_shank", (0.0, 0.0, -_QUAD_THIGH[2]), "0 1 0",
+                         _QUAD_LIMITS["knee"]),
+                   joint(f"{leg}_foot_joint", "fixed", f"{leg}_shank", f"{leg}_foot", (0.0, 0.0, -_QUAD_SHANK[2]))]
+    out += joints
+    out.append("</robot>")
+    return "\n".join(out) + "\n"
+
+
 def humanoid():
     """A 70-odd kg humanoid: free-flyer pelvis (quaternion) 1 m above the ground, a two-axis
     waist (Universal), a Z-Y-X Euler neck and hips, quaternion shoulders, revolute elbows and
@@ -453,7 +515,7 @@ def driven():
 
 SHIPPED = {"spherical_paper": spherical_paper, "arm7": arm7, "humanoid": humanoid, "knee": knee,
            "driven": driven}
-SHIPPED_URDF = {"arm7.urdf": arm7_urdf}
+SHIPPED_URDF = {"arm7.urdf": arm7_urdf, "quadruped.urdf": quadruped_urdf}
 
 
 def shipped_path(name):

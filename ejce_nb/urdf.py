@@ -1,9 +1,11 @@
 """Loading URDF robot descriptions into an ``ej.Model`` (standard library XML parser only).
 
-Mapping (see docs/model-format.md):
+Mapping (the README's "Loading URDF" says the same for users):
   * each ``<link>`` is a body of the same name; its frame is the body frame.  ``<inertial>``:
     the COM is the inertial origin's ``xyz`` and the inertia tensor, given in the inertial frame,
     is turned into link axes by the origin's ``rpy``.  A link without ``<inertial>`` is massless.
+    A tensor that is not physically consistent (``builder.inertia_defect``) is kept as written with
+    an ``InertiaWarning``, refused (``strict=True``) or balanced (``balance_inertia=True``).
   * each ``<joint>`` is the joint of its child link, with the same name.  The joint ``<origin>`` is
     the inboard frame P in the parent link; the child link frame is the joint frame, so the
     outboard frame C is the identity (except for planar joints, below).
@@ -14,21 +16,35 @@ Mapping (see docs/model-format.md):
   * ``<limit>`` lower/upper (default 0, as the URDF specification says; none for continuous
     joints), velocity and effort (none when absent) are kept as the model's limits.
   * ``<mimic>`` (mimic=True): the joint follows the other joint's coordinate with no coordinate
-    of its own (``Model.joint_mimic``); chains of mimic joints are composed.
+    of its own (``Model.joint_mimic``); chains of mimic joints are composed.  On a fixed joint it
+    is ignored; mimic=False ignores every ``<mimic>``.
   * The root link is fixed to the world (``floating_base=None``) by a Fixed joint named
     ``root_joint``, or floats on a Free joint of that name.  A root link named ``world`` is the
     world itself.  Bodies are numbered depth-first, children in the order of their joints in the
     file.  ``<dynamics>``, ``<visual>``, ``<collision>``, transmissions etc. are ignored.
 """
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .builder import ModelBuilder, check_inertia
+from .builder import ModelBuilder, balance_inertia, check_inertia, inertia_defect
 from .errors import ModelError
 from .joints import specs as _specs
 from .transform import Transform, rot_axis_angle, rpy_matrix
+
+
+class InertiaWarning(UserWarning):
+    """A URDF link's inertia is not physically consistent (a negative principal moment, or
+    principal moments that break the triangle inequality I1 + I2 >= I3).  ``source`` is the file,
+    ``link`` the link name, ``moments`` its principal moments as written and ``balanced``
+    whether the loader replaced them (``load_urdf(..., balance_inertia=True)``)."""
+
+    def __init__(self, message, source=None, link=None, moments=None, balanced=False):
+        super().__init__(message)
+        self.source, self.link, self.moments, self.balanced = source, link, moments, balanced
+
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _ONE_DOF = ("revolute", "continuous", "prismatic")
@@ -109,6 +125,7 @@ class _Link:
         self.name = _name(el, who)
         who = f"link {self.name!r}"
         self.mass, self.com, self.inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+        self.defect = None          # why the inertia is physically inconsistent, if it is
         inertial = _one(el, "inertial", who)
         if inertial is not None:
             w = f"{who}: <inertial>"
@@ -118,7 +135,10 @@ class _Link:
             ixx, ixy, ixz, iyy, iyz, izz = (_number(ie, a, w) for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
             I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
             self.com = o.translation
-            self.mass, self.inertia = check_inertia(self.mass, o.rotation @ I @ o.rotation.T, w)
+            with np.errstate(all="ignore"):
+                I = o.rotation @ I @ o.rotation.T
+            self.mass, self.inertia = check_inertia(self.mass, I, w, as_written=True)
+            self.defect = inertia_defect(self.inertia)
 
 
 class _Joint:
@@ -224,7 +244,7 @@ def _root_spec(floating_base):
                      f"or 'ZYX', or a joint spec; got {floating_base!r}")
 
 
-def load_urdf(path_or_string, floating_base=None, mimic=True):
+def load_urdf(path_or_string, floating_base=None, mimic=True, strict=False, balance_inertia=False):
     """Load a URDF file (or URDF text) as an ``ej.Model``.
 
     floating_base: None fixes the root link to the world; ``"quaternion"`` or any other
@@ -232,18 +252,41 @@ def load_urdf(path_or_string, floating_base=None, mimic=True):
     with that rotation, and a joint spec attaches it by that joint.  The root joint is named
     ``root_joint``.  A root link named ``world`` is the world and takes no root joint.
     mimic: True couples ``<mimic>`` joints to their source joint (no coordinate of their own);
-    False keeps them as independent joints.
+    False keeps them as independent joints.  A ``<mimic>`` on a fixed joint is ignored.
+
+    Inertias that are not physically consistent (a negative principal moment, or principal
+    moments breaking the triangle inequality, beyond ``builder.INERTIA_RTOL`` of the largest)
+    are common in published robot files.  By default they are kept as written and each is
+    reported by an ``ej.InertiaWarning`` naming the file and the link; ``strict=True`` refuses
+    them (``ej.ModelError``) and ``balance_inertia=True`` replaces each by
+    ``builder.balance_inertia`` of it (negative principal moments raised to 0, then the two
+    smaller moments raised equally until I1 + I2 = I3; still with a warning).
     Malformed files raise ``ej.ModelError`` naming the file, the link or joint and the element.
     """
+    if strict and balance_inertia:
+        raise ModelError("load_urdf: strict=True refuses inconsistent inertias and balance_inertia=True "
+                         "repairs them; give one or the other")
     root_spec = _root_spec(floating_base)
     text, source = _read(path_or_string)
+    policy = "raise" if strict else "balance" if balance_inertia else "keep"
     try:
-        return _load(text, root_spec, floating_base is not None, bool(mimic))
+        model, reports = _load(text, root_spec, floating_base is not None, bool(mimic), policy)
     except ModelError as e:
         raise ModelError(f"{source}: {e}") from None
+    for link, defect, moments, balanced in reports:
+        if balanced:
+            what = f"balanced to principal moments {np.linalg.eigvalsh(model.body_inertia[model.body_index(link)]).tolist()}"
+        else:
+            what = "kept as written (balance_inertia=True balances it, strict=True refuses it)"
+        warnings.warn(InertiaWarning(f"{source}: link {link!r}: <inertial>: {defect}; {what}",
+                                     source=source, link=link, moments=moments, balanced=balanced),
+                      stacklevel=2)
+    return model
 
 
-def _load(text, root_spec, floating, use_mimic):
+def _load(text, root_spec, floating, use_mimic, inertia_policy):
+    """(model, [(link, defect, principal moments as written, balanced), ...] for every link
+    whose inertia is inconsistent)."""
     try:
         robot = ET.fromstring(text)
     except ET.ParseError as e:
@@ -301,14 +344,17 @@ def _load(text, root_spec, floating, use_mimic):
         if j.mimic is None:
             continue
         src = j.mimic[0]
-        if src not in joints:
-            raise ModelError(f"joint {j.name!r}: <mimic joint={src!r}>: no joint of that name")
         if use_mimic:
+            if j.type == "fixed":
+                continue            # nothing moves, so there is nothing to couple
+            if src not in joints:
+                raise ModelError(f"joint {j.name!r}: <mimic joint={src!r}>: no joint of that name "
+                                 "(mimic=False ignores <mimic> elements)")
             if j.type not in _ONE_DOF:
                 raise ModelError(f"joint {j.name!r}: <mimic>: a {j.type} joint cannot mimic; only "
                                  f"{', '.join(_ONE_DOF)} joints can")
             k, off, seen = j.mimic[1], j.mimic[2], [j.name]
-            while joints[src].mimic is not None:
+            while joints[src].mimic is not None and joints[src].type != "fixed":
                 if src in seen:
                     raise ModelError(f"joint {j.name!r}: <mimic>: the mimic joints {seen} form a cycle")
                 seen.append(src)
@@ -322,18 +368,36 @@ def _load(text, root_spec, floating, use_mimic):
                                  "has no single coordinate to follow")
             coupling[j.name] = (src, k, off)
 
+    # inconsistent inertias, in body order: refused, balanced or kept as written
+    reports = []
+    inertia = {}
+    for name in order:
+        lk = links[name]
+        if lk.defect is None or name == "world":     # a root 'world' is body 0, its inertia unused
+            inertia[name] = (lk.inertia, False)
+            continue
+        if inertia_policy == "raise":
+            raise ModelError(f"link {name!r}: <inertial>: {lk.defect} (strict=True refuses physically "
+                             "inconsistent inertias)")
+        balanced = inertia_policy == "balance"
+        inertia[name] = (balance_inertia(lk.inertia), False) if balanced else (lk.inertia, True)
+        reports.append((name, lk.defect, np.linalg.eigvalsh(lk.inertia).tolist(), balanced))
+
     b = ModelBuilder(gravity=GRAVITY)
     root_is_world = root == "world"
     if root_is_world and floating:
         raise ModelError("floating_base was given but the root link is 'world', which is fixed")
+    if root_is_world and len(order) == 1:
+        raise ModelError("the only link is 'world': the robot has no bodies")
     if not root_is_world:
         lk = links[root]
         jname = "root_joint"
         while jname in joints:
             jname += "_"
+        I, as_written = inertia[root]
         try:
-            b.add_body(root, parent="world", joint=root_spec, mass=lk.mass, com=lk.com, inertia=lk.inertia,
-                       joint_name=jname)
+            b.add_body(root, parent="world", joint=root_spec, mass=lk.mass, com=lk.com, inertia=I,
+                       inertia_as_written=as_written, joint_name=jname)
         except ModelError as e:
             raise ModelError(f"link {root!r}: {e}") from None
     for name in order[1:]:
@@ -342,9 +406,10 @@ def _load(text, root_spec, floating, use_mimic):
         spec, P, Cp = j.spec()
         mim = coupling.get(j.name)
         one = j.type in _ONE_DOF and mim is None
+        I, as_written = inertia[name]
         try:
             b.add_body(name, parent=j.parent, joint=spec, placement=P, child_placement=Cp,
-                       mass=lk.mass, com=lk.com, inertia=lk.inertia, joint_name=j.name,
+                       mass=lk.mass, com=lk.com, inertia=I, inertia_as_written=as_written, joint_name=j.name,
                        q_lower=[j.lower] if one else None, q_upper=[j.upper] if one else None,
                        v_limit=[j.velocity] if one else None, effort_limit=[j.effort] if one else None,
                        mimic=mim)
@@ -353,4 +418,4 @@ def _load(text, root_spec, floating, use_mimic):
             if name == "world":
                 msg = "the name 'world' is reserved for the root link"
             raise ModelError(f"joint {j.name!r} (link {name!r}): {msg}") from None
-    return b.build()
+    return b.build(), reports

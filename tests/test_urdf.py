@@ -1,5 +1,9 @@
 """URDF loading: every element against the same robot built by hand, malformed files, mimic
-joints, and Pinocchio's URDF loader as an outside reference for the kinematics."""
+joints, inertias as files write them, and Pinocchio as an outside reference: random trees and
+every robot of the example-robot-data package, fixed and floating base."""
+import re
+import warnings
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -309,6 +313,132 @@ def test_mimic_false_keeps_joints_independent():
     np.testing.assert_array_equal(m.q_lower[m.q_slice("finger2")], [-1.0])
 
 
+def test_mimic_on_a_fixed_joint_is_ignored():
+    """A fixed joint has nothing to couple (robot files fix a gripper joint and keep its
+    <mimic>): the tag is ignored, as Pinocchio does."""
+    plain = MIMIC.replace('type="prismatic"', 'type="fixed"')
+    tagged = plain.replace('<axis xyz="0 0 1"/><limit lower="0" upper="0.02" effort="5" velocity="2"/></joint>',
+                           '<axis xyz="0 0 1"/><limit lower="0" upper="0.02" effort="5" velocity="2"/>'
+                           '<mimic joint="finger1" multiplier="3"/></joint>')
+    assert tagged != plain
+    for mimic in (True, False):
+        assert_same_model(load_urdf(tagged, mimic=mimic), load_urdf(plain, mimic=mimic))
+
+
+def test_mimic_false_ignores_dangling_mimic_elements():
+    """With mimic=False the <mimic> elements are not read for their coupling, so one naming a
+    joint the file lacks does not matter (Pinocchio's default); with mimic=True it is an error."""
+    xml = MIMIC.replace('<mimic joint="finger1" multiplier="-1" offset="0.1"/>', '<mimic joint="index_q1"/>')
+    assert_same_model(load_urdf(xml, mimic=False), load_urdf(MIMIC, mimic=False))
+    with pytest.raises(ej.ModelError, match=r"joint 'finger2': <mimic joint='index_q1'>: no joint of that name"):
+        load_urdf(xml)
+
+
+# ------------------------------------------------------------------------------ inertias
+def inertial_link(name, i6, rpy="0 0 0", mass="1"):
+    ixx, ixy, ixz, iyy, iyz, izz = i6
+    return (f'<link name="{name}"><inertial><origin xyz="0.1 0 0" rpy="{rpy}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/></inertial></link>')
+
+
+# PR2's sensor_mount_link (triangle inequality), iCub's head (a lone product of inertia: eigenvalues
+# -2.4e-35, 0, 2.4e-35), ANYmal's base (1e-6 everywhere: eigenvalues ~0, ~0, 3e-6), a negative
+# moment, and a consistent link whose eigenvalue -1e-20 at a scale of 1e-3 is rounding
+INERTIAS = {"mount": ("0.001", "0", "0", "0.001", "0", "0.01"),
+            "head": ("0", "0", "2.40741e-35", "0", "0", "0"),
+            "base": ("1e-6",) * 6,
+            "dent": ("-0.5", "0", "0", "1", "0", "1"),
+            "fine": ("1e-3", "0", "0", "1e-3", "0", "2e-3")}
+ROUNDED = ("1e-3", "1e-3", "0", "1e-3", "0", "2e-3")    # rank-deficient by construction, eigenvalue 0
+
+
+def inertia_robot(rpy="0.3 -0.2 0.1"):
+    links = "".join(inertial_link(n, i6, rpy) for n, i6 in INERTIAS.items())
+    links += inertial_link("rounded", ROUNDED, rpy)
+    joints = "".join(joint(name=f"j_{n}", type_="revolute", parent="mount", child=n) for n in list(INERTIAS)[1:])
+    joints += joint(name="j_rounded", parent="fine", child="rounded")
+    return robot(links, joints)
+
+
+def tensor(i6, rpy):
+    xx, xy, xz, yy, yz, zz = (float(x) for x in i6)
+    R = rpy_matrix(*(float(x) for x in rpy.split()))
+    T = R @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ R.T
+    return 0.5 * (T + T.T)          # as the builder stores it: rounding may leave R I R^T asymmetric
+
+
+def test_inconsistent_inertias_are_kept_with_a_warning(tmp_path):
+    path = tmp_path / "robot.urdf"
+    path.write_text(inertia_robot())
+    with pytest.warns(ej.InertiaWarning) as caught:
+        m = load_urdf(path)
+    warned = {w.message.link: w.message for w in caught if issubclass(w.category, ej.InertiaWarning)}
+    assert set(warned) == {"mount", "head", "base", "dent"}
+    for name, w in warned.items():
+        assert str(w).startswith(f"{path}: link '{name}': <inertial>: inertia ")
+        assert "kept as written" in str(w) and w.source == str(path) and not w.balanced
+        ev = np.linalg.eigvalsh(tensor(INERTIAS[name], "0 0 0"))
+        np.testing.assert_allclose(w.moments, ev, rtol=0.0, atol=1e-12 * np.abs(ev).max())
+    assert "triangle inequality" in str(warned["mount"]) and "triangle inequality" in str(warned["base"])
+    assert "positive semi-definite" in str(warned["dent"]) and "positive semi-definite" in str(warned["head"])
+    for name, i6 in list(INERTIAS.items()) + [("rounded", ROUNDED)]:
+        np.testing.assert_array_equal(m.body_inertia[m.body_index(name)], tensor(i6, "0.3 -0.2 0.1"))
+    # the JSON form marks them, so that it reads back as the same model
+    d = m.to_dict()
+    marked = {b["name"] for b in d["bodies"] if b.get("inertia_as_written")}
+    assert marked == set(warned)
+    assert_same_model(ej.Model.from_json(m.to_json()), m)
+    k = next(i for i, b in enumerate(d["bodies"]) if b["name"] == "mount")
+    del d["bodies"][k]["inertia_as_written"]
+    with pytest.raises(ej.ModelError, match=rf"^copy\.json: bodies\[{k}\]\.inertia: body 'mount': inertia violates"):
+        ej.Model.from_dict(d, "copy.json")
+
+
+def test_strict_refuses_inconsistent_inertias(tmp_path):
+    path = tmp_path / "robot.urdf"
+    path.write_text(inertia_robot())
+    with pytest.raises(ej.ModelError, match=rf"^{re.escape(str(path))}: link 'mount': <inertial>: inertia violates "
+                                            r"the triangle inequality.*\(strict=True refuses"):
+        load_urdf(path, strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a consistent file loads without a warning
+        load_urdf(robot(inertial_link("fine", INERTIAS["fine"]), inertial_link("r", ROUNDED, "1 2 3"),
+                        joint(parent="fine", child="r")), strict=True)
+    with pytest.raises(ej.ModelError, match="give one or the other"):
+        load_urdf(path, strict=True, balance_inertia=True)
+
+
+def test_balanced_inertias():
+    """balance_inertia=True: in each inconsistent tensor's principal axes, negative moments are
+    raised to 0, then the two smaller ones by half the deficit so that I1 + I2 = I3; consistent
+    tensors are untouched."""
+    rpy = "0.3 -0.2 0.1"
+    with pytest.warns(ej.InertiaWarning) as caught:
+        m = load_urdf(inertia_robot(rpy), balance_inertia=True)
+    assert {w.message.link for w in caught} == {"mount", "head", "base", "dent"}
+    assert all(w.message.balanced and "balanced to principal moments" in str(w.message) for w in caught)
+    R = rpy_matrix(0.3, -0.2, 0.1)
+    # mount: (0.001, 0.001, 0.01) lacks 0.008, so each small moment gains 0.004; dent: (-0.5, 1, 1)
+    # -> (0, 1, 1), which then obeys the triangle inequality, so only the negative moment moves
+    expected = {"mount": np.diag([0.005, 0.005, 0.01]), "dent": np.diag([0.0, 1.0, 1.0])}
+    for name, I in expected.items():
+        np.testing.assert_allclose(m.body_inertia[m.body_index(name)], R @ I @ R.T, atol=1e-15)
+    for name in ("head", "base"):
+        raw = tensor(INERTIAS[name], rpy)
+        ev, Q = np.linalg.eigh(raw)
+        out = m.body_inertia[m.body_index(name)]
+        bev = np.linalg.eigvalsh(out)
+        top = ev[2]
+        lo = max(ev[0], 0.0) + 0.5 * (top - max(ev[0], 0.0) - max(ev[1], 0.0))
+        hi = max(ev[1], 0.0) + 0.5 * (top - max(ev[0], 0.0) - max(ev[1], 0.0))
+        np.testing.assert_allclose(bev, [lo, hi, top], rtol=1e-9, atol=1e-9 * top)
+        np.testing.assert_allclose(out @ Q[:, 2], top * Q[:, 2], atol=1e-9 * top)    # the principal axes are kept
+    for name, i6 in (("fine", INERTIAS["fine"]), ("rounded", ROUNDED)):
+        np.testing.assert_array_equal(m.body_inertia[m.body_index(name)], tensor(i6, rpy))
+    # every body is now consistent: the builder's own checks pass without the as-written flag
+    assert not any(b.get("inertia_as_written") for b in m.to_dict()["bodies"])
+
+
 def test_builder_mimic_errors():
     def build(**kw):
         b = ej.ModelBuilder()
@@ -378,10 +508,9 @@ MALFORMED = [
      "link 'a': <inertial>: <inertia> has no 'izz'"),
     (robot('<link name="a"><inertial><mass value="-1"/>' + INERTIA + "</inertial></link>"),
      "link 'a': <inertial>: mass must be finite and non-negative"),
-    (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="3"/>'
-           "</inertial></link>"), "link 'a': <inertial>: inertia violates the triangle inequality"),
-    (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="-1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
-           "</inertial></link>"), "link 'a': <inertial>: inertia is not positive semi-definite"),
+    (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1e400"/>'
+           "</inertial></link>"), r"link 'a': <inertial>: <inertia izz='1e400'>: not finite"),
+    (robot('<link name="world"/>'), "the only link is 'world': the robot has no bodies"),
     (robot('<link name="a"><inertial><mass value="1"/>' + INERTIA + "</inertial><inertial/></link>"),
      "link 'a': more than one <inertial>"),
     (robot(L), "links 'a', 'b' are all roots"),
@@ -392,14 +521,17 @@ MALFORMED = [
      "joint 'k': link 'c' is already the child of joint 'j'"),
     (robot(L, joint(type_="fixed", child="a")), "joint 'j': parent and child are the same link 'a'"),
     (robot(L, '<link name="c"/>', joint(type_="fixed"), joint(type_="fixed", child="c")), "joint 'j': defined twice"),
-    (robot(L, joint('<mimic joint="nope"/>')), r"joint 'j': <mimic joint='nope'>: no joint of that name"),
+    (robot(L, joint('<mimic joint="nope"/>')),
+     r"joint 'j': <mimic joint='nope'>: no joint of that name \(mimic=False ignores <mimic> elements\)"),
     (robot(L, joint('<mimic/>')), "joint 'j': <mimic> has no 'joint'"),
     (robot(L, '<link name="c"/>', joint(), joint('<mimic joint="j" multiplier="two"/>', name="k", child="c")),
      r"joint 'k': <mimic multiplier='two'>: not a number"),
     (robot(L, '<link name="c"/>', joint('<mimic joint="k"/>'), joint('<mimic joint="j"/>', name="k", child="c")),
      "form a cycle"),
-    (robot(L, '<link name="c"/>', joint(), joint('<mimic joint="j"/>', name="k", type_="fixed", child="c")),
-     "joint 'k': <mimic>: a fixed joint cannot mimic"),
+    (robot(L, '<link name="c"/>', joint(), joint('<mimic joint="j"/>', name="k", type_="planar", child="c")),
+     "joint 'k': <mimic>: a planar joint cannot mimic"),
+    (robot(L, '<link name="c"/>', joint(type_="fixed"), joint('<mimic joint="j"/>', name="k", child="c")),
+     r"joint 'k': <mimic joint='j'>: a fixed joint has no single coordinate"),
     (robot(L, '<link name="c"/>', joint(type_="floating"), joint('<mimic joint="j"/>', name="k", child="c")),
      r"joint 'k': <mimic joint='j'>: a floating joint has no single coordinate"),
     (robot('<link name="r"/><link name="world"/>', joint(type_="fixed", parent="r", child="world")),
@@ -433,25 +565,189 @@ def test_malformed_arguments(tmp_path):
         load_urdf(bad)
 
 
-def test_mutated_urdf_never_crashes():
-    """Random edits of a valid file load or raise ModelError: nothing else escapes."""
+# the parts of COVER the loader ignores: any value there, or their removal, leaves the model as it is
+IGNORED_ATTRS = {("robot", "name"), ("material", "name"), ("color", "rgba"), ("box", "size"),
+                 ("dynamics", "damping"), ("dynamics", "friction"), ("transmission", "name")}
+IGNORED_ELEMENTS = {"visual", "collision", "dynamics", "material", "transmission", "geometry", "box", "color", "type"}
+ONE_DOF = ("revolute", "continuous", "prismatic")
+
+
+def _finite(text, n):
+    """The n finite numbers an attribute holds, or None."""
+    try:
+        vals = [float(x) for x in text.split()]
+    except ValueError:
+        return None
+    return vals if len(vals) == n and all(np.isfinite(vals)) else None
+
+
+def urdf_oracle(robot_el):
+    """What loading a COVER-shaped tree must give, from the URDF rules alone: "invalid", or the
+    set of links whose inertia is physically inconsistent (loaded with a warning each)."""
+    links = robot_el.findall("link")
+    names = [el.get("name") for el in links]
+    if not links or any(n is None or not n.strip() for n in names) or len(set(names)) != len(names):
+        return "invalid"
+    inconsistent = set()
+    for el in links:
+        inertial = el.findall("inertial")
+        if len(inertial) > 1:
+            return "invalid"
+        if not inertial:
+            continue
+        origin = inertial[0].find("origin")
+        if origin is not None and any(origin.get(a) is not None and _finite(origin.get(a), 3) is None
+                                      for a in ("xyz", "rpy")):
+            return "invalid"
+        mass, inertia = inertial[0].find("mass"), inertial[0].find("inertia")
+        if mass is None or inertia is None or mass.get("value") is None:
+            return "invalid"
+        m = _finite(mass.get("value"), 1)
+        if m is None or m[0] < 0:
+            return "invalid"
+        i6 = [inertia.get(a) for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")]
+        if any(v is None or _finite(v, 1) is None for v in i6):
+            return "invalid"
+        xx, xy, xz, yy, yz, zz = (float(v) for v in i6)
+        ev = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+        tol = 1e-9 * np.abs(ev).max()
+        if ev[0] < -tol or ev[0] + ev[1] < ev[2] - tol:
+            inconsistent.add(el.get("name"))
+    joints = robot_el.findall("joint")
+    jnames = [el.get("name") for el in joints]
+    if any(n is None or not n.strip() or n == "world" for n in jnames) or len(set(jnames)) != len(jnames):
+        return "invalid"
+    parent_of = {}
+    for el in joints:
+        kind = el.get("type")
+        if kind not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
+            return "invalid"
+        ends = [el.find(t) for t in ("parent", "child")]
+        if any(e is None or e.get("link") not in names for e in ends):
+            return "invalid"
+        p, c = (e.get("link") for e in ends)
+        if p == c or c in parent_of:
+            return "invalid"
+        parent_of[c] = p
+        origin = el.find("origin")
+        if origin is not None and any(origin.get(a) is not None and _finite(origin.get(a), 3) is None
+                                      for a in ("xyz", "rpy")):
+            return "invalid"
+        axis = el.find("axis")
+        if axis is not None and kind not in ("fixed", "floating"):
+            a = _finite(axis.get("xyz") or "", 3)
+            if a is None or not any(a):
+                return "invalid"
+        limit = el.find("limit")
+        if limit is not None and kind in ONE_DOF:
+            bounds = []
+            for attr in ("lower", "upper", "velocity", "effort"):
+                if attr in ("lower", "upper") and kind == "continuous":
+                    continue
+                text = limit.get(attr)
+                if text is None:
+                    bounds.append(0.0 if attr in ("lower", "upper") else None)
+                    continue
+                x = _finite(text, 1)
+                if x is None or (attr in ("velocity", "effort") and x[0] < 0):
+                    return "invalid"
+                bounds.append(x[0])
+            if kind != "continuous" and bounds[0] > bounds[1]:
+                return "invalid"
+    roots = [n for n in names if n not in parent_of]
+    if len(roots) != 1:
+        return "invalid"
+    for n in names:                     # every link reaches the root without a cycle
+        seen = set()
+        while n in parent_of:
+            if n in seen:
+                return "invalid"
+            seen.add(n)
+            n = parent_of[n]
+    return inconsistent
+
+
+def _reformatted(text, rng):
+    """The same numbers written differently (exponent, sign, padding), or None."""
+    try:
+        vals = [float(x) for x in text.split()]
+    except ValueError:
+        return None
+    if not vals:
+        return None
+    forms = [lambda x: repr(x), lambda x: f"{x:.17e}", lambda x: f"+{x!r}" if x >= 0 else repr(x)]
+    sep = ["  ", " \t", "\n "][int(rng.integers(3))]
+    return " " + sep.join(forms[int(rng.integers(3))](x) for x in vals) + " "
+
+
+def urdf_edits(root, rng):
+    """One random edit of the tree, applied in place: (description, "same" or "edit")."""
+    sites = [(el, attr) for el in root.iter() for attr in el.keys()]
+    if rng.random() < 0.2:                                  # remove an element
+        parents = [(par, ch) for par in root.iter() for ch in par]
+        par, ch = parents[int(rng.integers(len(parents)))]
+        par.remove(ch)
+        return f"remove <{ch.tag}> from <{par.tag} {par.get('name')}>", "same" if ch.tag in IGNORED_ELEMENTS else "edit"
+    if rng.random() < 0.25:                                 # a number in an inertia tensor
+        el = root.findall(".//inertia")[int(rng.integers(len(root.findall(".//inertia"))))]
+        attr = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")[int(rng.integers(6))]
+        old, new = el.get(attr), ["-1", "0.5", "3", "0", "1e-6", "-1e-30", "0.02"][int(rng.integers(7))]
+        el.set(attr, new)
+        return f"<inertia {attr}={old!r}> -> {new!r}", "same" if new == old else "edit"
+    el, attr = sites[int(rng.integers(len(sites)))]
+    old = el.get(attr)
+    link_names = [x.get("name") for x in root.findall("link")]
+    junk = ["", "x", "1 2", "nan", "-1", "1e400", "0 0 0", "1 0 0 0", "world", "base", "revolute", "&amp;", " ",
+            "0.5", "3", "0.1 -0.2 0.3", "0 0 2", *link_names, "fixed", "continuous", "prismatic", "planar", "floating"]
+    same = _reformatted(old, rng)
+    if same is not None and rng.random() < 0.3:
+        el.set(attr, same)
+        return f"<{el.tag} {attr}={old!r}> -> {same!r}", "same"
+    new = junk[int(rng.integers(len(junk)))]
+    el.set(attr, new)
+    ignored = (el.tag, attr) in IGNORED_ATTRS or new == old
+    return f"<{el.tag} {attr}={old!r}> -> {new!r}", "same" if ignored else "edit"
+
+
+def test_mutated_urdf_loads_or_is_refused_as_classified():
+    """Random edits of a valid file, each judged by the URDF rules (``urdf_oracle``) before
+    loading: an invalid file is refused with ModelError (nothing else escapes), a valid one
+    loads, with an InertiaWarning for exactly the links whose inertia is inconsistent (which
+    strict=True refuses), and a file changed only where the loader does not look is the same
+    model."""
+    import xml.etree.ElementTree as ET
     rng = np.random.default_rng(7)
-    junk = ["", "x", "1 2", "nan", "-1", "1e400", "0 0 0", "1 0 0 0", "world", "base", "revolute", "&amp;", " "]
-    tokens = COVER.split('"')
-    for _ in range(400):
-        t = list(tokens)
-        for _ in range(int(rng.integers(1, 4))):
-            k = 2 * int(rng.integers(len(t) // 2)) + 1     # the quoted attribute values
-            t[k] = junk[int(rng.integers(len(junk)))]
-        text = '"'.join(t)
-        if rng.random() < 0.2:                              # drop a random element line
-            lines = text.splitlines()
-            del lines[int(rng.integers(2, len(lines) - 1))]
-            text = "\n".join(lines)
+    original = load_urdf(COVER)
+    counts = {"same": 0, "valid": 0, "warn": 0, "invalid": 0}
+    for case in range(500):
+        root = ET.fromstring(COVER)
+        edits = [urdf_edits(root, rng) for _ in range(int(rng.integers(1, 4)))]
+        text = ET.tostring(root, encoding="unicode")
+        expected = urdf_oracle(root)
         try:
-            load_urdf(text, mimic=bool(rng.integers(2)))
-        except ej.ModelError:
-            pass
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                m = load_urdf(text, mimic=bool(rng.integers(2)))
+        except ej.ModelError as e:
+            assert expected == "invalid", f"case {case}: {edits} refused: {e}"
+            assert str(e).startswith("URDF: ")
+            counts["invalid"] += 1
+            continue
+        assert expected != "invalid", f"case {case}: {edits} loaded"
+        warned = {w.message.link for w in caught if issubclass(w.category, ej.InertiaWarning)}
+        assert warned == expected, f"case {case}: {edits}: warned {warned}, expected {expected}"
+        assert len(caught) == len(warned)           # nothing else warns
+        if expected:
+            counts["warn"] += 1
+            with pytest.raises(ej.ModelError, match=r"link '(%s)'.*strict=True" % "|".join(map(re.escape, expected))):
+                load_urdf(text, strict=True)
+        elif all(cls == "same" for _, cls in edits):
+            counts["same"] += 1
+            assert_same_model(m, original)
+        else:
+            counts["valid"] += 1
+        assert m.nbodies == len(root.findall("link"))
+    assert min(counts.values()) >= 10, counts
 
 
 # ------------------------------------------------------------------------------ Pinocchio
@@ -559,10 +855,10 @@ def compare_dynamics_with_pinocchio(m, pm, seed, tol=1e-9):
     T = velocity_map(pm, m, kin)
     Mp = pin.crba(pm, d, qp)
     Mp = np.triu(Mp) + np.triu(Mp, 1).T
-    scale = max(1.0, np.abs(M).max())
+    scale = max(1.0, np.abs(M).max(initial=0.0))
     np.testing.assert_allclose(M, T.T @ Mp @ T, atol=tol * scale)
     tau_p = pin.rnea(pm, d, qp, vp, ap)
-    np.testing.assert_allclose(tau, T.T @ tau_p, atol=tol * max(1.0, np.abs(tau).max()))
+    np.testing.assert_allclose(tau, T.T @ tau_p, atol=tol * max(1.0, np.abs(tau).max(initial=0.0)))
 
 
 def compare_with_pinocchio(m, pm, seed, tol=1e-9):
@@ -671,3 +967,157 @@ def test_arm7_urdf_against_pinocchio():
     pm = pin.buildModelFromUrdf(path)
     compare_with_pinocchio(m, pm, 5)
     compare_dynamics_with_pinocchio(m, pm, 5)
+
+
+def compare_aba_with_pinocchio(m, pm, seed, tol=1e-8):
+    """Forward dynamics against Pinocchio (our tau is Tᵀ tau_pin, see ``velocity_map``) and
+    against our own inverse dynamics.  A joint that carries a massless subtree makes the mass
+    matrix singular: ABA then reports it, and the mass matrix must indeed be singular there."""
+    rng = np.random.default_rng(100 + seed)
+    q = rng.uniform(-2.0, 2.0, size=m.nq)
+    for _, sl in m.quaternion_blocks():
+        q[sl] /= np.linalg.norm(q[sl])
+    qd, tau = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    try:
+        qdd = ej.aba(m, q, qd, tau)
+    except ej.SingularJointError:
+        ev = np.linalg.eigvalsh(ej.mass_matrix(m, q))
+        assert ev[0] <= 1e-12 * ev[-1], f"ABA reported a singular joint but M has eigenvalues {ev[0]}..{ev[-1]}"
+        return False
+    np.testing.assert_allclose(ej.rnea(m, q, qd, qdd), tau, atol=tol * max(1.0, np.abs(qdd).max(initial=0.0)))
+    kin = ej.forward_kinematics(m, q)
+    qp, vp, ap = pin_state(pm, m, q, qd, qdd, kin)
+    T = velocity_map(pm, m, kin)
+    a_pin = pin.aba(pm, pm.createData(), qp, vp, np.linalg.solve(T.T, tau))
+    np.testing.assert_allclose(ap, a_pin, atol=tol * max(1.0, np.abs(a_pin).max(initial=0.0)))
+    return True
+
+
+# ------------------------------------------------------------------------------ shipped quadruped
+def test_shipped_quadruped_is_its_generator():
+    assert open(models.shipped_path("quadruped.urdf")).read() == models.quadruped_urdf()
+
+
+def test_quadruped_floating_base_against_pinocchio():
+    path = models.shipped_path("quadruped.urdf")
+    m = models.load("quadruped.urdf", floating_base="quaternion")
+    assert (m.nq, m.nv, m.nbodies) == (19, 18, 17) and m.joint_q_slices()["root_joint"] == slice(0, 7)
+    pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    for seed in range(2):
+        compare_with_pinocchio(m, pm, seed)
+        compare_dynamics_with_pinocchio(m, pm, seed, tol=1e-12)
+        assert compare_aba_with_pinocchio(m, pm, seed)
+    fixed = load_urdf(path)
+    compare_dynamics_with_pinocchio(fixed, pin.buildModelFromUrdf(path), 3, tol=1e-12)
+    np.testing.assert_allclose(m.total_mass, pin.computeTotalMass(pm), rtol=1e-15)
+
+
+# ------------------------------------------------------------------------------ example-robot-data
+def _robots_dir():
+    """The robots/ directory of the example-robot-data package, or None when it is not installed
+    (pip's wheel keeps it under cmeel.prefix/share, other installs under the prefix's share/)."""
+    from importlib import metadata
+    from pathlib import Path
+    import sys
+    try:
+        d = Path(metadata.distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots"))
+        if d.is_dir():
+            return d
+    except metadata.PackageNotFoundError:
+        pass
+    d = Path(sys.prefix) / "share" / "example-robot-data" / "robots"
+    return d if d.is_dir() else None
+
+
+ROBOTS_DIR = _robots_dir()
+ROBOTS = sorted(str(p.relative_to(ROBOTS_DIR)) for p in ROBOTS_DIR.rglob("*.urdf")) if ROBOTS_DIR else []
+
+
+def written_inertias(path):
+    """(root link, links whose <inertia> as written is not positive semi-definite or breaks the
+    triangle inequality beyond 1e-9 of its largest principal moment), read with ElementTree: the
+    principal moments do not depend on the inertial frame the loader turns the tensor out of."""
+    import xml.etree.ElementTree as ET
+    robot_el = ET.parse(path).getroot()
+    children = {j.find("child").get("link") for j in robot_el.findall("joint")}
+    root = next(el.get("name") for el in robot_el.findall("link") if el.get("name") not in children)
+    bad = set()
+    for el in robot_el.findall("link"):
+        ie = el.find("inertial/inertia")
+        if ie is None or el.get("name") == "world" == root:
+            continue
+        xx, xy, xz, yy, yz, zz = (float(ie.get(a)) for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        ev = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+        tol = 1e-9 * np.abs(ev).max()
+        if ev[0] < -tol or ev[0] + ev[1] < ev[2] - tol:
+            bad.add(el.get("name"))
+    return root, bad
+
+
+@pytest.mark.skipif(not ROBOTS, reason="example-robot-data (in the test extra) is not installed")
+@pytest.mark.parametrize("rel", ROBOTS)
+def test_example_robot_data_against_pinocchio(rel):
+    """Every URDF of example-robot-data that Pinocchio loads, loads: inconsistent inertias kept
+    as written with one InertiaWarning each (strict=True refuses, balance_inertia=True repairs
+    them); inverse dynamics and mass matrix agree with Pinocchio at two random states with the
+    root fixed and, where the root link is not the world, on a free flyer (with forward dynamics);
+    mimic joints agree with Pinocchio's mimic model where Pinocchio builds one; the JSON form
+    reads back as the same model."""
+    path = str(ROBOTS_DIR / rel)
+    try:
+        pm = pin.buildModelFromUrdf(path)
+    except Exception:                            # noqa: BLE001 - Pinocchio's refusals are RuntimeError or ValueError
+        with pytest.raises(ej.ModelError, match=f"^{re.escape(path)}: "):
+            load_urdf(path, mimic=False)
+        return
+    root, inconsistent = written_inertias(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = load_urdf(path, mimic=False)
+    assert {w.message.link for w in caught} == inconsistent and len(caught) == len(inconsistent)
+    assert all(issubclass(w.category, ej.InertiaWarning) and str(w.message).startswith(f"{path}: link ")
+               for w in caught)
+    assert m.nv == pm.nv
+    # Pinocchio merges the links fixed to the world into the universe, inertias[0]
+    np.testing.assert_allclose(m.total_mass, sum(Y.mass for Y in pm.inertias), rtol=1e-13)
+    for seed in range(2):
+        compare_dynamics_with_pinocchio(m, pm, seed, tol=1e-13)
+    assert_same_model(ej.Model.from_json(m.to_json()), m)
+
+    if inconsistent:
+        with pytest.raises(ej.ModelError, match=rf"^{re.escape(path)}: link '.*': <inertial>: .*strict=True"):
+            load_urdf(path, mimic=False, strict=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ej.InertiaWarning)
+            mb = load_urdf(path, mimic=False, balance_inertia=True)
+        changed = {m.body_names[i] for i in range(1, m.nbodies + 1)
+                   if not np.array_equal(m.body_inertia[i], mb.body_inertia[i])}
+        assert changed == inconsistent
+        assert not any(b.get("inertia_as_written") for b in mb.to_dict()["bodies"])
+
+    with open(path) as f:
+        has_mimic = "<mimic" in f.read()
+    if has_mimic:
+        try:
+            pmm = pin.buildModelFromUrdf(path, mimic=True)
+        except Exception:                        # noqa: BLE001 - a source after its mimic joint
+            pmm = None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ej.InertiaWarning)
+                mm = load_urdf(path)
+        except ej.ModelError as e:               # a <mimic> naming a joint the file lacks
+            assert pmm is None and "no joint of that name (mimic=False ignores" in str(e)
+        else:
+            if pmm is not None:
+                compare_dynamics_with_pinocchio(mm, pmm, 2, tol=1e-13)
+            compare_dynamics_with_pinocchio(mm.expanded(), pm, 3, tol=1e-13)
+
+    if root != "world":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ej.InertiaWarning)
+            mf = load_urdf(path, floating_base="quaternion", mimic=False)
+        pmf = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        for seed in range(2):
+            compare_dynamics_with_pinocchio(mf, pmf, seed, tol=1e-13)
+            compare_aba_with_pinocchio(mf, pmf, seed, tol=1e-10)

@@ -85,6 +85,35 @@ def test_valid_inertias_accepted():
     assert b.build().nbodies == 4
 
 
+def test_inconsistent_inertia_only_as_written():
+    """The builder refuses a clearly inconsistent inertia unless told it is kept as written (what
+    the URDF loader does with a file's, with a warning); malformed tensors are refused anyway."""
+    I = np.diag([0.001, 0.001, 0.01])
+    b = ej.ModelBuilder()
+    with pytest.raises(ej.ModelError, match=r"body 'mount': inertia violates the triangle inequality"):
+        b.add_body("mount", joint=J.Revolute(), mass=0.05, inertia=I)
+    b.add_body("mount", joint=J.Revolute(), mass=0.05, inertia=I, inertia_as_written=True)
+    with pytest.raises(ej.ModelError, match=r"body 'bad': inertia is not symmetric"):
+        b.add_body("bad", joint=J.Revolute(), inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]], inertia_as_written=True)
+    with pytest.raises(ej.ModelError, match=r"body 'bad': inertia must be a finite 3x3"):
+        b.add_body("bad", joint=J.Revolute(), inertia=np.full((3, 3), np.nan), inertia_as_written=True)
+    np.testing.assert_array_equal(b.build().body_inertia[1], I)
+
+
+def test_inertia_tolerance_is_relative_to_the_scale():
+    """A tensor is judged against its own size: a watch part's rounding passes, while the same
+    absolute defect on a tiny tensor does not."""
+    b = ej.ModelBuilder()
+    for k, scale in enumerate((1e-12, 1.0, 1e6)):
+        b.add_body(f"rod{k}", joint=J.Revolute(), mass=1.0, inertia=scale * np.diag([0.5, 0.5, 1.0 + 1e-11]))
+        b.add_body(f"flat{k}", joint=J.Revolute(), mass=1.0, inertia=scale * np.diag([-1e-11, 1.0, 1.0]))
+        with pytest.raises(ej.ModelError, match="triangle inequality"):
+            b.add_body("x", joint=J.Revolute(), mass=1.0, inertia=scale * np.diag([0.5, 0.5, 1.0 + 1e-6]))
+        with pytest.raises(ej.ModelError, match="positive semi-definite"):
+            b.add_body("x", joint=J.Revolute(), mass=1.0, inertia=scale * np.diag([-1e-6, 1.0, 1.0]))
+    assert b.build().nbodies == 6
+
+
 def test_non_orthonormal_placement():
     bad = np.array([[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     with pytest.raises(ej.ModelError, match="rotation.*orthonormal"):

@@ -23,6 +23,53 @@ def _floats(values, what, ndim=1):
     return arr
 
 
+_JSON_TYPES = ((bool, "a boolean"), (str, "a string"), (type(None), "null"), (dict, "an object"),
+               (list, "an array"))
+
+
+def _json_kind(x):
+    return next((name for t, name in _JSON_TYPES if isinstance(x, t)), type(x).__name__)
+
+
+def _is_number(x):
+    return (isinstance(x, (int, float, np.integer, np.floating))
+            and not isinstance(x, (bool, np.bool_)))
+
+
+def check_json_numbers(value, where, scalar=False, nulls=False):
+    """Refuse anything in a model document that is not a number where numbers belong.
+
+    ``value`` must be a number (int or float; not a boolean, string or null) or, unless
+    ``scalar``, a list (nested to any depth) of numbers; ``nulls`` also allows null leaves
+    (limits: no limit).  numpy numbers and numeric arrays pass, so that documents built in Python
+    may hold them.  Shapes and values are the constructors' business; this only keeps strings
+    such as ``"1.0"`` and booleans (which numpy would silently convert) out.  Errors name the
+    offending element: ``bodies[2].com[1]: expected a number, got '0.5' (a string)``."""
+    stack = [(value, where)]
+    while stack:
+        x, w = stack.pop()
+        if _is_number(x):
+            if isinstance(x, (int, np.integer)):
+                try:
+                    float(x)
+                except OverflowError:
+                    raise ModelError(f"{w}: the integer {x} is too large for a float") from None
+            continue
+        if x is None and nulls:
+            continue
+        if isinstance(x, np.ndarray) and x.dtype.kind in "iuf" and not (scalar and x.ndim):
+            continue
+        if isinstance(x, (list, tuple)) and not scalar:
+            stack.extend((v, f"{w}[{k}]") for k, v in reversed(list(enumerate(x))))
+            continue
+        what = "a number" if scalar else "a number or a list of numbers"
+        if nulls:
+            what += " (or null)"
+        text = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
+        raise ModelError(f"{w}: expected {what}, got {text} ({_json_kind(x)})")
+    return value
+
+
 def _coord(coord, what):
     if isinstance(coord, bool) or not isinstance(coord, (int, np.integer)) or coord < 0:
         raise ModelError(f"{what} must be a non-negative coordinate index, got {coord!r}")
@@ -168,7 +215,8 @@ class Harmonic(Function):
 
     def __init__(self, amplitude, omega, phase=0.0):
         self.amplitude, self.omega, self.phase = (
-            float(v) for v in _floats([amplitude, omega, phase], "Harmonic amplitude/omega/phase"))
+            float(_floats([v], f"Harmonic {what}")[0])
+            for v, what in ((amplitude, "amplitude"), (omega, "omega"), (phase, "phase")))
 
     def terms(self):
         return [[C.FN_HARMONIC, self.amplitude, self.omega, self.phase]]
@@ -212,20 +260,32 @@ class Sum(Function):
         return "Sum(" + ", ".join(repr(p) for p in self.parts) + ")"
 
 
+# the fields of each kind that hold numbers (coord is an index: ``_coord`` wants an integer)
+_NUMBER_FIELDS = {"Linear": ("coeffs", "offset"), "Poly": ("coeffs",), "Spline": ("x", "y"),
+                  "TimePoly": ("coeffs",), "Harmonic": ("amplitude", "omega", "phase")}
+_SCALAR_FIELDS = ("offset", "amplitude", "omega", "phase")
+
 _KINDS = {"Linear": Linear, "Poly": Poly, "Spline": Spline, "TimePoly": TimePoly,
           "Harmonic": Harmonic, "Sum": Sum}
 
 
 def from_dict(d, where="fn"):
     """Rebuild a function from ``to_dict`` output; errors name ``where`` (a path in the file)."""
-    if not isinstance(d, dict) or "type" not in d:
+    if not isinstance(d, dict):
         raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
+    if "type" not in d:
+        raise ModelError(f"{where}.type is missing")
     kind = d["type"]
     if not isinstance(kind, str) or kind not in _KINDS:
         raise ModelError(f"{where}.type: unknown function {kind!r}; known: {sorted(_KINDS)}")
     args = {k: v for k, v in d.items() if k != "type"}
+    for field in _NUMBER_FIELDS.get(kind, ()):
+        if field in args:
+            check_json_numbers(args[field], f"{where}.{field}", scalar=field in _SCALAR_FIELDS)
     try:
         if kind == "Sum":
+            if set(args) - {"parts"}:
+                raise ModelError(f"{where}: unknown fields {sorted(set(args) - {'parts'})} for Sum (expected 'parts')")
             parts = args.get("parts")
             if not isinstance(parts, list):
                 raise ModelError(f"{where}.parts: expected a list")

@@ -342,14 +342,22 @@ def field_path(where, kind, fields, err):
 
 def from_dict(d, where="joint"):
     """Rebuild a joint spec from ``to_dict`` output; errors name ``where`` and the field."""
-    if not isinstance(d, dict) or "type" not in d:
+    if not isinstance(d, dict):
         raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
+    if "type" not in d:
+        raise ModelError(f"{where}.type is missing")
     kind = d["type"]
     if not isinstance(kind, str) or kind not in _SPECS:
         raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS)}")
     args = {k: v for k, v in d.items() if k != "type"}
+    for field in ("axis", "axis1", "axis2", "pitch"):
+        if field in args:
+            _fn.check_json_numbers(args[field], f"{where}.{field}", scalar=field == "pitch")
     try:
         if kind == "Composite":
+            if set(args) - {"nq", "motions"}:
+                raise ModelError(f"{where}: unknown fields {sorted(set(args) - {'nq', 'motions'})} for Composite "
+                                 "(expected 'nq', 'motions')")
             motions = args.get("motions")
             if not isinstance(motions, list):
                 raise ModelError(f"{where}.motions: expected a list")
@@ -359,6 +367,12 @@ def from_dict(d, where="joint"):
                 if not isinstance(m, dict) or m.get("type") not in ("Rot", "Trans"):
                     raise ModelError(f"{w}.type: expected 'Rot' or 'Trans', got {m!r}")
                 cls = Rot if m["type"] == "Rot" else Trans
+                unknown = set(m) - {"type", "axis", "f"}
+                if unknown:
+                    raise ModelError(f"{w}: unknown fields {sorted(unknown)} (expected 'type', 'axis', 'f')")
+                if "axis" not in m or "f" not in m:
+                    raise ModelError(f"{w}.{'axis' if 'axis' not in m else 'f'} is missing")
+                _fn.check_json_numbers(m["axis"], f"{w}.axis")
                 try:
                     ms.append(cls(m.get("axis"), _fn.from_dict(m.get("f"), f"{w}.f")))
                 except ModelError as e:
