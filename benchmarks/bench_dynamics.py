@@ -1,12 +1,13 @@
-"""Timings of the dynamics: single-thread ns/body of rnea and aba on serial revolute chains, and
-batched states/s on the 7-joint arm.
+"""Timings of the dynamics: single-thread ns/body of rnea and aba on serial chains, and batched
+states/s on the 7-joint arm.
 
     python benchmarks/bench_dynamics.py [--quick]
 
-"sweep" times run the compiled single-state sweep repeatedly from compiled code on prepared
-arrays (what the algorithm costs per body, no Python in the loop); "call" times go through the
-public function (input checks, outputs and the Python-to-Numba dispatch included).  Each figure is
-the best of several repeats: on a shared machine the minimum is the least disturbed.
+"kernel" times run the compiled single-state algorithm repeatedly from compiled code on one
+prepared workspace, its record invalidated before every run (what the algorithm costs per body,
+no Python and no reuse of earlier stages); "call" times go through the public function with two
+states taking turns (so that no call can reuse the previous one's stages).  Each figure is the
+best of several repeats: on a shared machine the minimum is the least disturbed.
 """
 import argparse
 import time
@@ -15,42 +16,52 @@ import numba
 import numpy as np
 
 import ejce_nb as ej
-from ejce_nb import joint_motion as jm
+from ejce_nb import engine, layout
 from ejce_nb._jit import jit
-from ejce_nb.aba import aba_range
+from ejce_nb.aba import aba_state
 from ejce_nb.models import chain, load, random_states as states
-from ejce_nb.rnea import rnea_range
+from ejce_nb.rnea import _NO_FORCE, rnea_state
 
 
 @jit
-def _rnea_loop(tabs, Q, V, A, T, F, TAU, ws, reps):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
+def _rnea_loop(mi, mf, w, q, v, a, tau, reps):
+    m, r, s = layout.views(mi, mf, w)
     for _ in range(reps):
-        rnea_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass,
-                   hC, Ib, bo, grav, Q, V, A, T, F, False, 0, 1, False, ws[0][0], ws[1][0], ws[2][0],
-                   ws[3][0], ws[4][0], ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[9][0], ws[10][0],
-                   ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[21][0], TAU)
+        r.hdr[layout.REC_POS] = 0.0
+        rnea_state(m, r, s, q, v, a, 0.0, _NO_FORCE, 0, False, tau)
 
 
 @jit
-def _aba_loop(tabs, Q, V, TAU, T, F, QDD, status, ws, reps):
-    (parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass, hC, Ib, bo,
-     cC, iscale, grav) = tabs
+def _aba_loop(mi, mf, w, q, v, tau, qdd, reps):
+    m, r, s = layout.views(mi, mf, w)
     for _ in range(reps):
-        aba_range(parent, jtype, q_start, nq_joint, v_start, nv_joint, adr, params, Xt, pt, mass,
-                  hC, Ib, bo, iscale, grav, Q, V, TAU, T, F, False, 0, 1, False, ws[0][0], ws[1][0],
-                  ws[2][0], ws[3][0], ws[4][0], ws[5][0], ws[6][0], ws[7][0], ws[8][0], ws[9][0],
-                  ws[10][0], ws[11][0], ws[12][0], ws[13][0], ws[14][0], ws[16][0], ws[17][0],
-                  ws[18][0], ws[19][0], ws[20][0], ws[21][0], QDD, status)
+        r.hdr[layout.REC_POS] = 0.0
+        aba_state(m, r, s, q, v, tau, 0.0, _NO_FORCE, 0, False, qdd)
+
+
+def kernel_runs(model, q, qd, qdd, tau):
+    """``run(k)`` functions (k repetitions) of the compiled rnea and aba kernels on one state."""
+    w = engine.one_workspace(model)
+    out = np.zeros(model.nv)
+    _rnea_loop(model._mi, model._mf, w, q, qd, qdd, out, 1)
+    _aba_loop(model._mi, model._mf, w, q, qd, tau, out, 1)
+    return {"kernel_rnea": lambda k: _rnea_loop(model._mi, model._mf, w, q, qd, qdd, out, k),
+            "kernel_aba": lambda k: _aba_loop(model._mi, model._mf, w, q, qd, tau, out, k)}
+
+
+def alternating(f, a, b):
+    """``run(k)``: k calls of f, on the argument tuples a and b in turn."""
+    def run(k):
+        for j in range(k):
+            f(*(a if j & 1 else b))
+    return run
 
 
 def best(f, repeat, number):
     t = np.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
-        for _ in range(number):
-            f()
+        f(number)
         t = min(t, (time.perf_counter() - t0) / number)
     return t
 
@@ -59,28 +70,22 @@ def chain_timings(sizes, repeat):
     rng = np.random.default_rng(0)
     numba.set_num_threads(1)
     print("single state, 1 thread, revolute chain (ns per body)")
-    print(f"{'N':>7} {'rnea sweep':>11} {'rnea call':>10} {'aba sweep':>10} {'aba call':>9}")
+    print(f"{'N':>7} {'rnea kernel':>12} {'rnea call':>10} {'aba kernel':>11} {'aba call':>9}")
     for n in sizes:
         model = chain(n)
-        q, qd, qdd = states(model, 1, rng)
-        tau = ej.rnea(model, q[0], qd[0], qdd[0])
-        tabs = jm.tables(model)
-        t1 = np.zeros(1)
-        fext = np.zeros((1, 1, 6))
-        out = np.zeros((1, model.nv))
-        status = np.zeros((1, 2), dtype=np.int64)
-        w_r = jm.DynWork(model, 1).arrays
-        w_a = jm.DynWork(model, 1, articulated=True).arrays
-        tau2 = tau[None].copy()
+        q, qd, qdd = states(model, 2, rng)
+        tau = ej.rnea(model, q, qd, qdd)
+        k = kernel_runs(model, q[0], qd[0], qdd[0], tau[0])
         reps = max(1, 200000 // n)
-        _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, 1)
-        _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, 1)
-        k_r = best(lambda: _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, reps), repeat, 1) / reps
-        k_a = best(lambda: _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, reps), repeat, 1) / reps
-        number = max(1, 20000 // n)
-        c_r = best(lambda: ej.rnea(model, q[0], qd[0], qdd[0]), repeat, number)
-        c_a = best(lambda: ej.aba(model, q[0], qd[0], tau), repeat, number)
-        print(f"{n:>7} {k_r / n * 1e9:>11.0f} {c_r / n * 1e9:>10.0f} {k_a / n * 1e9:>10.0f} {c_a / n * 1e9:>9.0f}")
+        k_r = best(k["kernel_rnea"], repeat, reps)
+        k_a = best(k["kernel_aba"], repeat, reps)
+        number = max(2, 20000 // n)
+        c_r = best(alternating(lambda *s: ej.rnea(model, *s), (q[0], qd[0], qdd[0]), (q[1], qd[1], qdd[1])),
+                   repeat, number)
+        c_a = best(alternating(lambda *s: ej.aba(model, *s), (q[0], qd[0], tau[0]), (q[1], qd[1], tau[1])),
+                   repeat, number)
+        print(f"{n:>7} {k_r / n * 1e9:>12.0f} {c_r / n * 1e9:>10.0f} {k_a / n * 1e9:>11.0f} {c_a / n * 1e9:>9.0f}")
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
 def batch_timings(B, repeat):
@@ -88,13 +93,13 @@ def batch_timings(B, repeat):
     model = load("arm7")
     q, qd, qdd = states(model, B, rng)
     tau = ej.rnea(model, q, qd, qdd)
-    ej.aba(model, q[:4], qd[:4], tau[:4])
+    ej.aba(model, q, qd, tau)
     print(f"\nbatch of {B} states, arm7 ({model.nbodies} bodies, nv = {model.nv}) (states per second)")
     print(f"{'threads':>7} {'rnea':>12} {'aba':>12}")
     for th in sorted({1, numba.config.NUMBA_NUM_THREADS}):
         numba.set_num_threads(th)
-        t_r = best(lambda: ej.rnea(model, q, qd, qdd), repeat, 1)
-        t_a = best(lambda: ej.aba(model, q, qd, tau), repeat, 1)
+        t_r = best(lambda k: [ej.rnea(model, q, qd, qdd) for _ in range(k)], repeat, 1)
+        t_a = best(lambda k: [ej.aba(model, q, qd, tau) for _ in range(k)], repeat, 1)
         print(f"{th:>7} {B / t_r:>12.3g} {B / t_a:>12.3g}")
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 

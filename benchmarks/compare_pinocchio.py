@@ -1,30 +1,34 @@
-"""ejce_nb beside Pinocchio, measured in the same run on the same states.
+"""ejce_nb beside Pinocchio and MuJoCo, measured in the same run on the same states.
 
     python benchmarks/compare_pinocchio.py [--quick] [--threads 1,2] [--json FILE]
 
-1. Batched rnea and aba on the 7-DOF arm (``load("arm7")``): states per second of ejce_nb at each
-   thread count, of Pinocchio's ``rneaInParallel`` / ``abaInParallel`` on a ``ModelPool`` at the
-   same thread counts, and of ``pin.rnea`` / ``pin.aba`` called in a Python loop.
-2. One state on serial revolute chains (N = 100, 500): ns per body of ejce_nb's compiled sweep
-   (the single-state kernel run repeatedly from compiled code, as in bench_dynamics.py), of its
-   public call, and of Pinocchio's ``pin.rnea`` / ``pin.aba`` called from Python.
-3. ejce_nb alone on long revolute chains (N = 10,000 and 100,000): ns per body and memory
-   (model arrays, tables and workspaces, and resident-memory growth), each N in a fresh process.
-4. The chain with Z-Y-X Euler spherical joints (``chain(N, joint="ZYX")``, Pinocchio's
-   ``JointModelSphericalZYX``, N = 100 and 500): ns per degree of freedom, beside the revolute
-   chain and Pinocchio.
+1. One public call, one thread: ``ej.forward_kinematics`` (with accelerations), ``ej.rnea`` and
+   ``ej.aba`` on the 7-DOF arm (``load("arm7")``), and ``ej.rnea``, ``ej.aba`` on 100-body chains
+   of Z-Y-X Euler spherical joints and of revolute joints, beside Pinocchio's Python calls
+   (``pin.forwardKinematics``, ``pin.rnea``, ``pin.aba``).  Two states take turns, so that no call
+   can reuse what the previous one computed (Pinocchio recomputes everything anyway); "data"
+   is the same call with an ``ej.Data`` workspace.
+2. Cost per degree of freedom: the Z-Y-X chain beside the revolute chain (ejce_nb's compiled
+   kernel and Pinocchio), N = 100 (and 500).
+3. Batched rnea and aba on the arm: states per second of ejce_nb at each thread count, of
+   Pinocchio's ``rneaInParallel`` / ``abaInParallel`` on a ``ModelPool`` at the same thread counts,
+   and of ``pin.rnea`` / ``pin.aba`` in a Python loop.
+4. Long revolute chains, one state (N = 10,000 and 100,000, each in a fresh process): ns per body
+   of ejce_nb's compiled kernels beside Pinocchio's per body (its Data does not fit beyond about
+   500 bodies: the figure of section 2's largest chain), and memory.
+5. ``ej.simulate`` (RK4, the whole time loop compiled) beside MuJoCo's ``mj_step`` with its RK4
+   integrator on the same hinge chain: a 20-link chain for 4,000 steps and a 400-link chain.
 
-``--quick`` uses 20,000 states, long chains of 10,000 and 30,000 bodies, ZYX chains of 100 and
-fewer repeats.  Numba compiles the kernels on first use (minutes with a cold cache); the figures
-are taken after warm-up calls, so a cold cache lengthens the run, not the timings.
+``--quick`` uses smaller batches, long chains of 10,000 and 30,000 bodies and fewer repeats.  Numba
+compiles the kernels on first use (minutes with a cold cache); the figures are taken after
+warm-up calls, so a cold cache lengthens the run, not the timings.
 
-Ratios are "time of the other side / time of ejce_nb", so > 1 means ejce_nb is faster.  Every
-time is the best of several repeats of at least ~40 ms (on a shared machine the minimum of short
-repeats is the least disturbed).
-Pinocchio gets its fastest joints: a revolute joint about a coordinate axis becomes RX/RY/RZ.
-Both sides are checked to agree on the states they are timed on.  Pinocchio 4.1's Data holds nv^3
-tensors (4 GB at nv = 500, about twice that while it is built), so a Pinocchio model whose Data
-would not fit in the available memory is skipped.
+Ratios are "time of ejce_nb / time of the other side" for single calls (< 1: ejce_nb is faster)
+and "rate of ejce_nb / rate of the other side" for batches (> 1: ejce_nb is faster); each table
+says which.  Every time is the best of several repeats of at least ~40 ms (on a shared machine
+the minimum of short repeats is the least disturbed).  Pinocchio gets its fastest joints: a
+revolute joint about a coordinate axis becomes RX/RY/RZ.  Both sides are checked to agree on the
+states they are timed on.
 """
 import argparse
 import ctypes
@@ -43,20 +47,19 @@ import numpy as np
 import pinocchio as pin
 
 import ejce_nb as ej
-from ejce_nb import joint_motion as jm
 from ejce_nb.models import chain, load
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(_HERE), "tests"))
 import pin_oracle  # noqa: E402
-from bench_dynamics import _aba_loop, _rnea_loop, states  # noqa: E402
+from bench_dynamics import alternating, kernel_runs, states  # noqa: E402
 
-SETTINGS = {  # batch size and repeats; repeats of single states; chains with Pinocchio; long chains; ZYX
-    "full": dict(batch=100_000, batch_repeat=9, repeat=15, chains=(100, 500), long=(10_000, 100_000),
-                 zyx=(100, 500)),
-    "quick": dict(batch=20_000, batch_repeat=5, repeat=7, chains=(100, 500), long=(10_000, 30_000),
-                  zyx=(100,)),
+SETTINGS = {
+    "full": dict(batch=100_000, batch_repeat=9, repeat=15, perdof=(100, 500), long=(10_000, 100_000),
+                 sim_steps=4000, sim_long_steps=200),
+    "quick": dict(batch=20_000, batch_repeat=5, repeat=7, perdof=(100,), long=(10_000, 30_000),
+                  sim_steps=4000, sim_long_steps=50),
 }
 PIN_DATA_BYTES_PER_NV3 = 72.0   # peak while Pinocchio 4.1 builds Data: ~64 nv^3 bytes, plus a margin
 
@@ -199,8 +202,13 @@ def rel_err(x, ref):
     return float(np.max(np.abs(x - ref)) / max(1.0, float(np.max(np.abs(ref)))))
 
 
+
 def fmt_rate(x):
     return f"{x:.3g}" if x is not None else "-"
+
+
+def fmt_us(x):
+    return "-" if x is None else f"{x * 1e6:.2f}"
 
 
 def fmt_ns(x):
@@ -217,21 +225,182 @@ def ratio(a, b):
     return None if a is None or b is None else a / b
 
 
-# ---------------------------------------------------------------------------- 1. batch, arm7
+# ---------------------------------------------------------------------------- 1. one call
+def two_states(model, seed):
+    q, qd, qdd = states(model, 2, np.random.default_rng(seed))
+    tau = ej.rnea(model, q, qd, qdd)
+    return q, qd, qdd, tau
+
+
+def call_runs(model, pm, pq, pv, what, q, qd, qdd, tau, data):
+    """{ejce, data, pin}: run(k) of k public calls (two states in turn), the same with an
+    ej.Data, and k of Pinocchio's calls.  Each loop calls the function directly, so that the
+    loop adds the same little to both sides."""
+    pmodel, pdata = pm.pmodel, pm.data
+    q0, v0, a0, t0 = q[0], qd[0], qdd[0], tau[0]
+    q1, v1, a1, t1 = q[1], qd[1], qdd[1], tau[1]
+    p0, w0, b0, u0 = (np.ascontiguousarray(x[0][p]) for x, p in ((q, pq), (qd, pv), (qdd, pv), (tau, pv)))
+    p1, w1, b1, u1 = (np.ascontiguousarray(x[1][p]) for x, p in ((q, pq), (qd, pv), (qdd, pv), (tau, pv)))
+    m, d = model, data
+    if what == "fk":
+        f, g = ej.forward_kinematics, pin.forwardKinematics
+
+        def e(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, a0)
+                f(m, q1, v1, a1)
+
+        def ed(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, a0, data=d)
+                f(m, q1, v1, a1, data=d)
+
+        def p(k):
+            for _ in range(k >> 1):
+                g(pmodel, pdata, p0, w0, b0)
+                g(pmodel, pdata, p1, w1, b1)
+    elif what == "rnea":
+        f, g = ej.rnea, pin.rnea
+
+        def e(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, a0)
+                f(m, q1, v1, a1)
+
+        def ed(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, a0, data=d)
+                f(m, q1, v1, a1, data=d)
+
+        def p(k):
+            for _ in range(k >> 1):
+                g(pmodel, pdata, p0, w0, b0)
+                g(pmodel, pdata, p1, w1, b1)
+    else:
+        f, g = ej.aba, pin.aba
+
+        def e(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, t0)
+                f(m, q1, v1, t1)
+
+        def ed(k):
+            for _ in range(k >> 1):
+                f(m, q0, v0, t0, data=d)
+                f(m, q1, v1, t1, data=d)
+
+        def p(k):
+            for _ in range(k >> 1):
+                g(pmodel, pdata, p0, w0, u0)
+                g(pmodel, pdata, p1, w1, u1)
+    for run in (e, ed, p):
+        run(2)
+    return {"ejce": e, "data": ed, "pin": p}
+
+
+def check_against_pin(model, pm, q, qd, qdd, tau):
+    k = min(2, q.shape[0])
+    err = {"rnea": rel_err(ej.rnea(model, q[:k], qd[:k], qdd[:k]),
+                           np.array([pm.rnea(q[b], qd[b], qdd[b]) for b in range(k)])),
+           "aba": rel_err(ej.aba(model, q[:k], qd[:k], tau[:k]), qdd[:k])}
+    kin = ej.forward_kinematics(model, q[0], qd[0], qdd[0])
+    ref = pm.kinematics(q[0], qd[0], qdd[0])
+    err["fk"] = max(rel_err(getattr(kin, f), ref[f]) for f in ("R", "p", "omega", "v", "alpha", "a"))
+    return err
+
+
+def one_call(repeat):
+    numba.set_num_threads(1)
+    rows = []
+    cases = [("arm7", load("arm7"), ("fk", "rnea", "aba")),
+             ("ZYX chain, N = 100", chain(100, joint="ZYX"), ("rnea", "aba")),
+             ("revolute chain, N = 100", chain(100), ("rnea", "aba"))]
+    for label, model, whats in cases:
+        pm, pq, pv = pin_side(model)
+        q, qd, qdd, tau = two_states(model, 3)
+        check = check_against_pin(model, pm, q, qd, qdd, tau)
+        data = ej.Data(model)
+        for what in whats:
+            t = best(call_runs(model, pm, pq, pv, what, q, qd, qdd, tau, data), repeat)
+            rows.append({"case": label, "nv": model.nv, "call": what, "check": check[what], **t})
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def print_one_call(rows, repeat):
+    print(f"1. One public call, 1 thread, two states in turn: microseconds per call (best of {repeat})")
+    print("   ejce: ej.<call>(model, q, ...); data: the same with data=ej.Data(model); Pin: pin.<call> from "
+          "Python.\n   ratio = ejce_nb's time / Pinocchio's time (target <= 2, aim 1); check: max |diff| "
+          "against Pinocchio (aba: of aba(rnea(qdd)) against qdd)")
+    print(f"   {'case':<26}{'call':<6}{'ejce':>8}{'data':>8}{'Pin':>8}{'ejce/Pin':>10}{'data/Pin':>10}   check")
+    for r in rows:
+        print(f"   {r['case']:<26}{r['call']:<6}{fmt_us(r['ejce']):>8}{fmt_us(r['data']):>8}{fmt_us(r['pin']):>8}"
+              f"{fmt_ratio(r['ejce'] / r['pin']):>10}{fmt_ratio(r['data'] / r['pin']):>10}   {r['check']:.0e}")
+
+
+# ---------------------------------------------------------------------------- 2. per DOF
+def per_dof(sizes, repeat):
+    numba.set_num_threads(1)
+    rows = []
+    for n in sizes:
+        for joint in ("revolute", "ZYX"):
+            model = chain(n, joint=joint)
+            fits, need = pin_data_fits(model.nv)
+            q, qd, qdd, tau = two_states(model, 4)
+            runs = kernel_runs(model, q[0], qd[0], qdd[0], tau[0])
+            r = {"N": n, "joint": joint, "nv": model.nv}
+            if fits:
+                pm, pq, pv = pin_side(model)
+                P = [tuple(np.ascontiguousarray(x[b][p]) for x, p in ((q, pq), (qd, pv), (qdd, pv), (tau, pv)))
+                     for b in range(2)]
+                runs["pin_rnea"] = alternating(lambda s: pin.rnea(pm.pmodel, pm.data, s[0], s[1], s[2]), (P[0],), (P[1],))
+                runs["pin_aba"] = alternating(lambda s: pin.aba(pm.pmodel, pm.data, s[0], s[1], s[3]), (P[0],), (P[1],))
+                r["check"] = rel_err(ej.rnea(model, q[0], qd[0], qdd[0]), pm.rnea(q[0], qd[0], qdd[0]))
+            else:
+                r["pin_skipped"] = f"Pinocchio's Data would need ~{need / 1e9:.0f} GB"
+            r.update(best(runs, repeat))
+            rows.append(r)
+            del runs
+            trim()
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def print_per_dof(rows, repeat):
+    print(f"\n2. Cost per degree of freedom, one state, 1 thread: ns per DOF (best of {repeat})")
+    print("   kernel: ejce_nb's compiled rnea / aba looped in compiled code, no stage reused; Pin: pin.rnea / "
+          "pin.aba from Python\n   (JointModelRY, JointModelSphericalZYX).  ZYX/rev: cost per DOF of the "
+          "Z-Y-X chain / that of the revolute chain (target <= 2)")
+    print(f"   {'N':>5} {'joint':<9}{'rnea':>8}{'Pin':>8}{'aba':>8}{'Pin':>8}{'ZYX/rev rnea':>14}{'aba':>6}"
+          f"{'Pin rnea':>10}{'aba':>6}")
+    base = {}
+    for r in rows:
+        vals = {k: (None if r.get(k) is None else r[k] / r["nv"] * 1e9)
+                for k in ("kernel_rnea", "pin_rnea", "kernel_aba", "pin_aba")}
+        if r["joint"] == "revolute":
+            base[r["N"]] = vals
+            rel = ["", "", "", ""]
+        else:
+            b = base.get(r["N"], {})
+            rel = [fmt_ratio(ratio(vals[k], b.get(k))) for k in ("kernel_rnea", "kernel_aba", "pin_rnea", "pin_aba")]
+        print(f"   {r['N']:>5} {r['joint']:<9}{fmt_ns(vals['kernel_rnea']):>8}{fmt_ns(vals['pin_rnea']):>8}"
+              f"{fmt_ns(vals['kernel_aba']):>8}{fmt_ns(vals['pin_aba']):>8}{rel[0]:>14}{rel[1]:>6}{rel[2]:>10}{rel[3]:>6}")
+        if "pin_skipped" in r:
+            print(f"   N = {r['N']} {r['joint']}: Pinocchio skipped: {r['pin_skipped']}")
+
+
+# ---------------------------------------------------------------------------- 3. batch, arm7
 def arm7_batch(B, threads, repeat):
     model = load("arm7")
     pm, pq, pv = pin_side(model)
     pmodel = pm.pmodel
-    identity = bool(np.array_equal(pq, np.arange(model.nq)) and np.array_equal(pv, np.arange(model.nv)))
     q, qd, qdd = states(model, B, np.random.default_rng(1))
-    # Pinocchio's side: rows for the loop, column-major (n, B) for the parallel API
     qp, vp, ap = (np.ascontiguousarray(x[:, p]) for x, p in ((q, pq), (qd, pv), (qdd, pv)))
     Qp, Vp, Ap = qp.T, vp.T, ap.T                 # F-contiguous views, (n, B)
     tau_pool = np.zeros((model.nv, B), order="F")
     qdd_pool = np.zeros((model.nv, B), order="F")
     pool = pin.ModelPool(pmodel, max(threads))
     data = pmodel.createData()
-
     numba.set_num_threads(max(threads))
     tau = ej.rnea(model, q, qd, qdd)
     acc = ej.aba(model, q, qd, tau)
@@ -239,26 +408,18 @@ def arm7_batch(B, threads, repeat):
     Tp = taup.T
     pin.rneaInParallel(max(threads), pool, Qp, Vp, Ap, tau_pool)
     pin.abaInParallel(max(threads), pool, Qp, Vp, Tp, qdd_pool)
-    k = min(B, 8)
-    loop_tau = np.array([pin.rnea(pmodel, data, qp[b], vp[b], ap[b]).copy() for b in range(k)])
-    loop_acc = np.array([pin.aba(pmodel, data, qp[b], vp[b], taup[b]).copy() for b in range(k)])
-    check = {
-        "coordinates_identical": identity,
-        "rnea_vs_pin_loop": rel_err(tau[:k, pv], loop_tau),
-        "aba_vs_pin_loop": rel_err(acc[:k, pv], loop_acc),
-        "rnea_vs_pin_pool_all": rel_err(tau[:, pv], tau_pool.T),
-        "aba_vs_pin_pool_all": rel_err(acc[:, pv], qdd_pool.T),
-        "aba_recovers_qdd": rel_err(acc, qdd),
-        "pin_pool_aba_recovers_qdd": rel_err(qdd_pool.T, qdd[:, pv]),
-    }
+    check = {"rnea_vs_pin_pool": rel_err(tau[:, pv], tau_pool.T), "aba_vs_pin_pool": rel_err(acc[:, pv], qdd_pool.T),
+             "aba_recovers_qdd": rel_err(acc, qdd)}
 
-    def loop_rnea():
-        for qb, vb, ab in zip(qp, vp, ap):
-            pin.rnea(pmodel, data, qb, vb, ab)
+    def loop_rnea(k):
+        for _ in range(k):
+            for qb, vb, ab in zip(qp, vp, ap):
+                pin.rnea(pmodel, data, qb, vb, ab)
 
-    def loop_aba():
-        for qb, vb, tb in zip(qp, vp, taup):
-            pin.aba(pmodel, data, qb, vb, tb)
+    def loop_aba(k):
+        for _ in range(k):
+            for qb, vb, tb in zip(qp, vp, taup):
+                pin.aba(pmodel, data, qb, vb, tb)
 
     rows = []
     loop = None
@@ -271,7 +432,7 @@ def arm7_batch(B, threads, repeat):
                 "ejce_aba": calls(lambda: ej.aba(model, q, qd, tau)),
                 "pool_aba": calls(lambda: pin.abaInParallel(th, pool, Qp, Vp, Tp, qdd_pool))}
         if loop is None:        # the Python loop runs on one thread: timed once, with the first
-            runs.update(loop_rnea=calls(loop_rnea), loop_aba=calls(loop_aba))
+            runs.update(loop_rnea=loop_rnea, loop_aba=loop_aba)
         t = best(runs, repeat)
         if loop is None:
             loop = {"loop_rnea": t.pop("loop_rnea"), "loop_aba": t.pop("loop_aba")}
@@ -280,152 +441,30 @@ def arm7_batch(B, threads, repeat):
         r.update({k: B / v for k, v in loop.items()})
         rows.append(r)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    return {"model": "arm7", "nbodies": model.nbodies, "nv": model.nv, "batch": B, "repeat": repeat,
-            "rows": rows, "check": check}
+    return {"nbodies": model.nbodies, "nv": model.nv, "batch": B, "repeat": repeat, "rows": rows, "check": check}
 
 
 def print_arm7(res):
     c = res["check"]
-    print(f"1. Batched dynamics, arm7 ({res['nbodies']} bodies, nv = {res['nv']}), {res['batch']} random "
+    print(f"\n3. Batched dynamics, arm7 ({res['nbodies']} bodies, nv = {res['nv']}), {res['batch']} random "
           f"states: states per second (best of {res['repeat']})")
-    print("   ejce_nb: ej.rnea / ej.aba on the (B, n) batch; Pin pool: rneaInParallel / abaInParallel "
-          "on a ModelPool;\n   Pin loop: pin.rnea / pin.aba in a Python loop (one thread).  "
-          "ratio = other's time / ejce_nb's time")
-    print(f"   {'algo':<5}{'threads':>8}{'ejce_nb':>11}{'Pin pool':>11}{'Pin loop':>11}"
-          f"{'pool/ejce':>11}{'loop/ejce':>11}")
+    print("   ejce_nb: ej.rnea / ej.aba on the (B, n) batch; Pin pool: rneaInParallel / abaInParallel on a "
+          "ModelPool;\n   Pin loop: pin.rnea / pin.aba in a Python loop (one thread).  x pool, x loop: "
+          "ejce_nb's rate / the other's (targets: rnea >= 10 x loop, aba >= 6 x loop, both >= 2 x pool)")
+    print(f"   {'algo':<5}{'threads':>8}{'ejce_nb':>11}{'Pin pool':>11}{'Pin loop':>11}{'x pool':>9}{'x loop':>9}")
     for algo in ("rnea", "aba"):
         for r in res["rows"]:
             e, p, lo = r[f"ejce_{algo}"], r[f"pool_{algo}"], r[f"loop_{algo}"]
             print(f"   {algo:<5}{r['threads']:>8}{fmt_rate(e):>11}{fmt_rate(p):>11}{fmt_rate(lo):>11}"
-                  f"{fmt_ratio(e / p):>11}{fmt_ratio(e / lo):>11}")
-    print(f"   agreement (max |diff| / max(1, max |ref|)): rnea vs Pin loop {c['rnea_vs_pin_loop']:.1e}, "
-          f"vs Pin pool (whole batch) {c['rnea_vs_pin_pool_all']:.1e};\n"
-          f"   aba vs Pin loop {c['aba_vs_pin_loop']:.1e}, vs Pin pool {c['aba_vs_pin_pool_all']:.1e}; "
-          f"aba(rnea(qdd)) - qdd: ejce_nb {c['aba_recovers_qdd']:.1e}, "
-          f"Pin pool {c['pin_pool_aba_recovers_qdd']:.1e};\n   coordinates identical (depth-first, "
-          f"all revolute): {c['coordinates_identical']}")
+                  f"{fmt_ratio(e / p):>9}{fmt_ratio(e / lo):>9}")
+    print(f"   agreement with the Pin pool over the whole batch: rnea {c['rnea_vs_pin_pool']:.1e}, aba "
+          f"{c['aba_vs_pin_pool']:.1e}; aba(rnea(qdd)) - qdd {c['aba_recovers_qdd']:.1e}")
 
 
-# ---------------------------------------------------------------------------- 2./4. single state
-def single_state(model, repeat, with_pin, seed=0):
-    """ns per call of ejce_nb's compiled sweep and public call, and of Pinocchio from Python."""
-    numba.set_num_threads(1)
-    q, qd, qdd = states(model, 1, np.random.default_rng(seed))
-    tau = ej.rnea(model, q[0], qd[0], qdd[0])
-    acc = ej.aba(model, q[0], qd[0], tau)
-    runs, r, _ = ejce_runs(model, q, qd, qdd, tau, acc)
-    r["aba_err_ejce"] = rel_err(acc, qdd[0])
-    pm = pmodel = data = None
-    if with_pin:
-        fits, need = pin_data_fits(model.nv)
-        r["pin_data_bytes_estimate"] = need
-        if not fits:
-            r["pin_skipped"] = (f"Pinocchio Data would need ~{need / 1e9:.0f} GB (nv^3 tensors), "
-                                f"{mem_available() / 1e9:.0f} GB available")
-        else:
-            trim()
-            exact_peak = reset_peak()
-            r0, t0 = rss(), time.perf_counter()
-            pm, pq, pv = pin_side(model)
-            r["pin_build_s"] = time.perf_counter() - t0
-            r["pin_build_rss_bytes"] = rss() - r0
-            if exact_peak:
-                r["pin_build_peak_bytes"] = peak_rss() - r0
-            pmodel, data = pm.pmodel, pm.data
-            qp, vp, ap, tp = q[0][pq].copy(), qd[0][pv].copy(), qdd[0][pv].copy(), tau[pv].copy()
-            r["rnea_vs_pin"] = rel_err(tau[pv], pin.rnea(pmodel, data, qp, vp, ap))
-            acc_pin = pin.aba(pmodel, data, qp, vp, tp).copy()
-            r["aba_vs_pin"] = rel_err(acc[pv], acc_pin)
-            r["aba_err_pin"] = rel_err(acc_pin, ap)
-            # the conditioning's share: a dense solve with Pinocchio's mass matrix
-            M = pin.crba(pmodel, data, qp).copy()
-            M = np.triu(M) + np.triu(M, 1).T
-            h = pin.rnea(pmodel, data, qp, vp, np.zeros(model.nv)).copy()
-            r["aba_err_dense"] = rel_err(np.linalg.solve(M, tp - h), ap)
-            del M
-            runs["pin_rnea"] = calls(lambda: pin.rnea(pmodel, data, qp, vp, ap))
-            runs["pin_aba"] = calls(lambda: pin.aba(pmodel, data, qp, vp, tp))
-    r.update(best(runs, repeat))
-    r.setdefault("pin_rnea", None)
-    r.setdefault("pin_aba", None)
-    del runs
-    pm = pmodel = data = None
-    trim()
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    return r
-
-
-def check_cell(r, algo):
-    if algo == "rnea":
-        d = r.get("rnea_vs_pin")
-        return "-" if d is None else f"{d:.0e}"
-    cells = [r.get(k) for k in ("aba_err_ejce", "aba_err_pin", "aba_err_dense")]
-    return " / ".join("-" if x is None else f"{x:.0e}" for x in cells)
-
-
-CHECK_NOTE = ("   check (relative to max(1, max |reference|)): rnea: |tau_ejce - tau_Pin|; aba: error of "
-              "aba(rnea(qdd)) against qdd\n   for ejce_nb / Pinocchio's aba / a dense solve with Pinocchio's "
-              "crba and rnea (the conditioning's share)")
-
-
-def per(r, key, unit):
-    return None if r.get(key) is None else r[key] / r[unit] * 1e9
-
-
-def print_chains(rows, repeat):
-    print(f"\n2. One state, serial revolute chains, 1 thread: ns per body (best of {repeat} repeats of "
-          f"~{TARGET_S * 1e3:.0f} ms)")
-    print("   sweep: ejce_nb's compiled single-state kernel looped in compiled code; call: ej.rnea / "
-          "ej.aba;\n   Pin: pin.rnea / pin.aba from Python (JointModelRY).  ratio = Pinocchio's time / "
-          "ejce_nb's time")
-    print(CHECK_NOTE)
-    print(f"   {'N':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
-          f"   {'check':<24}")
-    for r in rows:
-        for algo in ("rnea", "aba"):
-            s, c, p = per(r, f"sweep_{algo}", "N"), per(r, f"call_{algo}", "N"), per(r, f"pin_{algo}", "N")
-            print(f"   {r['N']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
-                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}   {check_cell(r, algo)}")
-    for r in rows:
-        if "pin_build_s" in r:
-            peak = r.get("pin_build_peak_bytes")
-            print(f"   Pinocchio model + Data, N = {r['N']}: built in {r['pin_build_s']:.2f} s, resident memory "
-                  f"+{r['pin_build_rss_bytes'] / 1e6:.0f} MB" + ("" if peak is None else
-                                                                 f" (+{peak / 1e6:.0f} MB at the peak)"))
-        if "pin_skipped" in r:
-            print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
-
-
-def print_zyx(rows, rev, repeat):
-    print(f"\n4. One state, chains of Z-Y-X Euler spherical joints (angle rates as velocities), 1 thread: "
-          f"ns per DOF (best of {repeat} repeats of ~{TARGET_S * 1e3:.0f} ms)")
-    print("   ZYX/rev: cost per DOF of the ZYX chain / that of the revolute chain of the same N (same "
-          "column);\n   Pin: pin.rnea / pin.aba with JointModelSphericalZYX.  Pin/...: Pinocchio's time / "
-          "ejce_nb's time")
-    print(CHECK_NOTE)
-    print(f"   {'N':>6}{'nv':>6} {'algo':<5}{'sweep':>8}{'call':>8}{'Pin':>8}{'Pin/sweep':>11}{'Pin/call':>10}"
-          f"{'ZYX/rev sweep':>15}{'call':>7}{'Pin':>7}   {'check':<24}")
-    for r in rows:
-        base = rev.get(r["N"])
-        for algo in ("rnea", "aba"):
-            s, c, p = per(r, f"sweep_{algo}", "nv"), per(r, f"call_{algo}", "nv"), per(r, f"pin_{algo}", "nv")
-            if base is not None:
-                bs, bc, bp = (per(base, f"{k}_{algo}", "nv") for k in ("sweep", "call", "pin"))
-            else:
-                bs = bc = bp = None
-            print(f"   {r['N']:>6}{r['nv']:>6} {algo:<5}{fmt_ns(s):>8}{fmt_ns(c):>8}{fmt_ns(p):>8}"
-                  f"{fmt_ratio(ratio(p, s)):>11}{fmt_ratio(ratio(p, c)):>10}"
-                  f"{fmt_ratio(ratio(s, bs)):>15}{fmt_ratio(ratio(c, bc)):>7}{fmt_ratio(ratio(p, bp)):>7}"
-                  f"   {check_cell(r, algo)}")
-    for r in rows:
-        if "pin_skipped" in r:
-            print(f"   N = {r['N']}: Pinocchio skipped: {r['pin_skipped']}")
-
-
-# ---------------------------------------------------------------------------- 3. long chains
+# ---------------------------------------------------------------------------- 4. long chains
 def long_chain_child(n, repeat):
-    """Run in a fresh process: memory growth of building chain(n) and of the first calls, then the
-    single-state timings.  Prints one JSON line."""
+    """In a fresh process: memory of building chain(n) and of the first calls, then the kernel
+    timings.  Prints one JSON line."""
     numba.set_num_threads(1)
     small = chain(3)
     z = np.zeros(3)
@@ -438,55 +477,18 @@ def long_chain_child(n, repeat):
     build_s = time.perf_counter() - t0
     trim()
     r_model = rss() - r0
-    note = None
-    q, qd, qdd = states(model, 1, np.random.default_rng(0))
-    tau = ej.rnea(model, q[0], qd[0], qdd[0])
-    try:
-        acc = ej.aba(model, q[0], qd[0], tau)
-    except ej.SingularJointError as e:
-        # ABA's pivot test (relative to the subtree's inertia scale) can reject a long chain
-        msg = str(e)
-        joint = msg[msg.find("joint '"):].split(":")[0]
-        note = (f"ej.aba raised SingularJointError at {joint} for the random state (q in (-1, 1)); "
-                "timed at q in (-pi, pi)")
-        q = np.random.default_rng(0).uniform(-np.pi, np.pi, (1, model.nq))
-        tau = ej.rnea(model, q[0], qd[0], qdd[0])
-        acc = ej.aba(model, q[0], qd[0], tau)
+    q, qd, qdd, tau = two_states(model, 0)
+    acc = ej.aba(model, q[0], qd[0], tau[0])
     trim()
     r_calls = rss() - r0
     peak_growth = max(peak_rss() - (r0 if exact_peak else p0), 0)
-    model_arrays = sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
-    tables = sum(a.nbytes for a in jm.tables(model) if isinstance(a, np.ndarray))
-    runs, r, works = ejce_runs(model, q, qd, qdd, tau, acc)
-    work = sum(a.nbytes for w in works for a in w)
+    runs = kernel_runs(model, q[0], qd[0], qdd[0], tau[0])
+    r = {"N": n, "model_array_bytes": int(model._mi.nbytes + model._mf.nbytes),
+         "workspace_bytes": 8 * (model.record_size + model.scratch_size)}
     r.update(best(runs, repeat))
     r.update(aba_err_ejce=rel_err(acc, qdd[0]), build_s=build_s, rss_model=r_model, rss_model_calls=r_calls,
-             peak_growth=peak_growth, peak_exact=exact_peak, model_array_bytes=model_arrays,
-             table_bytes=tables, workspace_bytes=work, note=note, package_hash=package_hash())
+             peak_growth=peak_growth, package_hash=package_hash())
     print(json.dumps(r))
-
-
-def ejce_runs(model, q, qd, qdd, tau, acc):
-    """Runs for ``best`` of ejce_nb on one state (q, qd, qdd of shape (1, n)): the compiled sweep
-    (the single-state kernel looped in compiled code, bench_dynamics.py) and the public call.
-    Returns (runs, record with the check that the sweep's results equal the call's, workspaces)."""
-    tabs = jm.tables(model)
-    t1 = np.zeros(1)
-    fext = np.zeros((1, 1, 6))
-    out = np.zeros((1, model.nv))
-    status = np.zeros((1, 2), dtype=np.int64)
-    w_r = jm.DynWork(model, 1).arrays
-    w_a = jm.DynWork(model, 1, articulated=True).arrays
-    tau2 = tau[None].copy()
-    _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, 1)
-    ok = rel_err(out[0], tau) <= 1e-12
-    _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, 1)
-    ok = ok and rel_err(out[0], acc) <= 1e-12 and status[0, 0] < 0
-    runs = {"sweep_rnea": lambda k: _rnea_loop(tabs, q, qd, qdd, t1, fext, out, w_r, k),
-            "call_rnea": calls(lambda: ej.rnea(model, q[0], qd[0], qdd[0])),
-            "sweep_aba": lambda k: _aba_loop(tabs, q, qd, tau2, t1, fext, out, status, w_a, k),
-            "call_aba": calls(lambda: ej.aba(model, q[0], qd[0], tau))}
-    return runs, {"N": model.nbodies, "nv": model.nv, "sweep_matches_call": bool(ok)}, (w_r, w_a)
 
 
 def long_chains(sizes, repeat):
@@ -500,31 +502,92 @@ def long_chains(sizes, repeat):
     return rows
 
 
-def print_long(rows, repeat):
-    print(f"\n3. ejce_nb alone, long revolute chains, one state, 1 thread, each N in a fresh process "
-          f"(best of {repeat} repeats of ~{TARGET_S * 1e3:.0f} ms)")
-    print(f"   {'N':>7}  ns per body: {'rnea sweep':>10}{'rnea call':>11}{'aba sweep':>11}{'aba call':>10}")
-    for r in rows:
-        cols = [fmt_ns(per(r, k, "N")) for k in ("sweep_rnea", "call_rnea", "sweep_aba", "call_aba")]
-        print(f"   {r['N']:>7}  {'':>12}{cols[0]:>10}{cols[1]:>11}{cols[2]:>11}{cols[3]:>10}")
-    print("   memory, MB (bytes per body): model arrays; kernel tables; rnea + aba workspaces; resident "
-          "growth after\n   building the model, after the first rnea + aba calls, and at the peak")
-    print(f"   {'N':>7}{'model arr.':>16}{'tables':>16}{'workspaces':>16}{'RSS model':>16}{'RSS +calls':>16}"
-          f"{'RSS peak':>16}")
-
-    def cell(b, n):
-        return f"{b / 1e6:.1f} ({b / n:.0f})"
-
+def print_long(rows, pin_ref, repeat):
+    print(f"\n4. Long revolute chains, one state, 1 thread, each N in a fresh process (best of {repeat})")
+    ref = f"N = {pin_ref['N']}" if pin_ref else "-"
+    print(f"   ns per body of ejce_nb's compiled kernels; Pinocchio per body at its largest chain ({ref}; its "
+          "Data holds nv^3 tensors).\n   x Pin: ejce_nb's time per body / Pinocchio's")
+    pr = None if not pin_ref else pin_ref.get("pin_rnea")
+    pa = None if not pin_ref else pin_ref.get("pin_aba")
+    pr_b = None if pr is None else pr / pin_ref["nv"] * 1e9
+    pa_b = None if pa is None else pa / pin_ref["nv"] * 1e9
+    print(f"   {'N':>7}{'rnea':>8}{'x Pin':>8}{'aba':>8}{'x Pin':>8}   model tables, workspace, resident growth "
+          "(bytes per body)")
     for r in rows:
         n = r["N"]
-        print(f"   {n:>7}{cell(r['model_array_bytes'], n):>16}{cell(r['table_bytes'], n):>16}"
-              f"{cell(r['workspace_bytes'], n):>16}{cell(r['rss_model'], n):>16}"
-              f"{cell(r['rss_model_calls'], n):>16}{cell(r['peak_growth'], n):>16}")
-    for r in rows:
-        print(f"   N = {r['N']}: chain({r['N']}) built in {r['build_s']:.1f} s; aba(rnea(qdd)) - qdd: "
-              f"{r['aba_err_ejce']:.0e}")
-        if r.get("note"):
-            print(f"   N = {r['N']}: {r['note']}")
+        kr, ka = r["kernel_rnea"] / n * 1e9, r["kernel_aba"] / n * 1e9
+        print(f"   {n:>7}{fmt_ns(kr):>8}{fmt_ratio(ratio(kr, pr_b)):>8}{fmt_ns(ka):>8}{fmt_ratio(ratio(ka, pa_b)):>8}"
+              f"   {r['model_array_bytes'] / n:.0f}, {r['workspace_bytes'] / n:.0f}, "
+              f"{r['rss_model_calls'] / n:.0f} (peak {r['peak_growth'] / n:.0f})")
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        print(f"   linearity: time per body at N = {b['N']} / at N = {a['N']}: rnea "
+              f"{b['kernel_rnea'] / b['N'] / (a['kernel_rnea'] / a['N']):.2f}, aba "
+              f"{b['kernel_aba'] / b['N'] / (a['kernel_aba'] / a['N']):.2f}")
+
+
+# ---------------------------------------------------------------------------- 5. simulate vs MuJoCo
+def mujoco_chain(model, dt):
+    """The hinge chain of ``models.chain`` as MJCF (a body frame is our C frame, which chain()
+    keeps at the body frame), RK4, no contacts, damping or armature."""
+    import mujoco
+    parts = [f'<mujoco><option integrator="RK4" timestep="{dt}" gravity="0 0 -9.81">'
+             '<flag contact="disable"/></option><worldbody>']
+    def num(*xs):
+        return " ".join(repr(float(x)) for x in xs)
+
+    for i in range(1, model.nbodies + 1):
+        p, c, I, m = model.joint_P_pos[i], model.body_com[i], model.body_inertia[i], model.body_mass[i]
+        parts.append(f'<body pos="{num(*p)}"><inertial pos="{num(*c)}" mass="{num(m)}" '
+                     f'fullinertia="{num(I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])}"/>'
+                     f'<joint type="hinge" axis="{num(*model.joint_specs[i].axis)}"/>')
+    parts += ["</body>"] * model.nbodies + ["</worldbody></mujoco>"]
+    mm = mujoco.MjModel.from_xml_string("".join(parts))
+    return mm, mujoco.MjData(mm)
+
+
+def simulate_vs_mujoco(cases, repeat):
+    import mujoco
+    numba.set_num_threads(1)
+    dt = 1e-3
+    rows = []
+    for n, steps in cases:
+        model = chain(n)
+        q0 = np.random.default_rng(6).uniform(-0.3, 0.3, n)
+        v0 = np.zeros(n)
+        mm, md = mujoco_chain(model, dt)
+
+        def mj(k):
+            for _ in range(k):
+                md.qpos[:] = q0
+                md.qvel[:] = v0
+                md.time = 0.0
+                for _ in range(steps):
+                    mujoco.mj_step(mm, md)
+
+        def ejs(k):
+            for _ in range(k):
+                ej.simulate(model, q0, v0, steps * dt, dt)
+
+        traj = ej.simulate(model, q0, v0, steps * dt, dt)
+        mj(1)
+        agree = rel_err(traj.q[-1], md.qpos)
+        t = best({"ejce": ejs, "mujoco": mj}, repeat, target=0.2)
+        rows.append({"N": n, "steps": steps, "ejce": t["ejce"] / steps, "mujoco": t["mujoco"] / steps,
+                     "end_state_diff": agree, "energy_drift": float(np.ptp(traj.energy) / max(1.0, abs(traj.energy[0])))})
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return {"mujoco": mujoco.__version__, "rows": rows}
+
+
+def print_sim(res):
+    print(f"\n5. ej.simulate (RK4, compiled time loop, energy recorded every step) beside MuJoCo {res['mujoco']} "
+          "mj_step (RK4), hinge chain, dt = 1e-3, 1 thread")
+    print("   microseconds per step; MuJoCo/ejce: MuJoCo's time / ejce_nb's (targets: >= 1 at N = 20, >= 50 at "
+          "N = 400); diff: end states after the run")
+    print(f"   {'N':>5}{'steps':>7}{'ejce':>10}{'MuJoCo':>10}{'MuJoCo/ejce':>13}   diff     energy drift")
+    for r in res["rows"]:
+        print(f"   {r['N']:>5}{r['steps']:>7}{r['ejce'] * 1e6:>10.1f}{r['mujoco'] * 1e6:>10.1f}"
+              f"{r['mujoco'] / r['ejce']:>13.2f}   {r['end_state_diff']:.0e}   {r['energy_drift']:.0e}")
 
 
 # ---------------------------------------------------------------------------- main
@@ -545,56 +608,40 @@ def main():
     repeat = cfg["repeat"]
     maxth = numba.config.NUMBA_NUM_THREADS
     threads = sorted({int(x) for x in args.threads.split(",") if x.strip()})
-    dropped = [t for t in threads if not 1 <= t <= maxth]
     threads = [t for t in threads if 1 <= t <= maxth] or [1]
     t_start = time.perf_counter()
-    load1 = os.getloadavg()[0]
     src = package_hash()
-    print(f"ejce_nb {ej.__version__} | Pinocchio {pin.__version__} | numba {numba.__version__} | "
-          f"numpy {np.__version__} | Python {platform.python_version()} | {os.cpu_count()} CPUs, "
-          f"numba threads <= {maxth} | load average {load1:.2f}")
-    if dropped:
-        print(f"(thread counts {dropped} skipped: numba allows at most {maxth})")
-    print()
-
+    import mujoco
+    print(f"ejce_nb {ej.__version__} | Pinocchio {pin.__version__} | MuJoCo {mujoco.__version__} | numba "
+          f"{numba.__version__} | numpy {np.__version__} | Python {platform.python_version()} | "
+          f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), numba threads <= {maxth} | "
+          f"load average {os.getloadavg()[0]:.2f}\n")
     out = {"settings": dict(cfg, threads=threads, quick=args.quick),
-           "environment": {"ejce_nb": ej.__version__, "pinocchio": pin.__version__, "numba": numba.__version__,
-                           "numpy": np.__version__, "python": platform.python_version(),
-                           "cpus": os.cpu_count(), "numba_max_threads": maxth, "loadavg_start": load1,
-                           "machine": platform.machine()}}
-
+           "environment": {"ejce_nb": ej.__version__, "pinocchio": pin.__version__, "mujoco": mujoco.__version__,
+                           "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
+                           "cpus": os.cpu_count(), "machine": platform.machine()}}
     sections = {}
     t0 = time.perf_counter()
-    res = arm7_batch(cfg["batch"], threads, cfg["batch_repeat"])
-    print_arm7(res)
-    out["arm7_batch"] = res
+    out["one_call"] = one_call(repeat)
+    print_one_call(out["one_call"], repeat)
     sections["1"], t0 = time.perf_counter() - t0, time.perf_counter()
-
-    rev = [single_state(chain(n), repeat, True) for n in cfg["chains"]]
-    print_chains(rev, repeat)
-    out["revolute_chains"] = rev
+    out["per_dof"] = per_dof(cfg["perdof"], repeat)
+    print_per_dof(out["per_dof"], repeat)
     sections["2"], t0 = time.perf_counter() - t0, time.perf_counter()
-
-    longs = long_chains(cfg["long"], repeat)
-    print_long(longs, repeat)
-    out["long_chains"] = longs
+    out["arm7_batch"] = arm7_batch(cfg["batch"], threads, cfg["batch_repeat"])
+    print_arm7(out["arm7_batch"])
     sections["3"], t0 = time.perf_counter() - t0, time.perf_counter()
-
-    zyx = [single_state(chain(n, joint="ZYX"), repeat, True) for n in cfg["zyx"]]
-    print_zyx(zyx, {r["N"]: r for r in rev}, repeat)
-    out["zyx_chains"] = zyx
-    sections["4"] = time.perf_counter() - t0
-
-    hashes = {src, package_hash()} | {r["package_hash"] for r in longs}
-    out["environment"]["package_hashes"] = sorted(hashes)
+    out["long_chains"] = long_chains(cfg["long"], repeat)
+    pin_rows = [r for r in out["per_dof"] if r["joint"] == "revolute" and r.get("pin_rnea") is not None]
+    print_long(out["long_chains"], pin_rows[-1] if pin_rows else None, repeat)
+    sections["4"], t0 = time.perf_counter() - t0, time.perf_counter()
+    out["simulate"] = simulate_vs_mujoco(((20, cfg["sim_steps"]), (400, cfg["sim_long_steps"])), max(3, repeat // 3))
+    print_sim(out["simulate"])
+    sections["5"] = time.perf_counter() - t0
+    hashes = {src, package_hash()} | {r["package_hash"] for r in out["long_chains"]}
     if len(hashes) > 1:
         print("\nWARNING: ejce_nb's sources changed during the run; its figures mix package versions")
-    bad = [f"{kind} N = {r['N']}" for kind, rows in (("revolute", rev), ("long", longs), ("ZYX", zyx))
-           for r in rows if not r["sweep_matches_call"]]
-    if bad:
-        print(f"\nWARNING: the compiled sweep's results differ from the public call's for {', '.join(bad)}")
     total = time.perf_counter() - t_start
-    out["environment"]["loadavg_end"] = os.getloadavg()[0]
     out["total_s"] = total
     out["section_s"] = sections
     print(f"\ntotal {total:.0f} s ({', '.join(f'{k}: {v:.0f} s' for k, v in sections.items())}), "

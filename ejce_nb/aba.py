@@ -26,8 +26,8 @@ from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .kinematics import forward
 from .layout import REC_JOINT, model_view, record_view, scratch_view, views
-from .rnea import _NO_FORCE, wrench_in_C
-from .spatial import (ZERO6, add21, add6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
+from .rnea import _ND, _NO_FORCE, wrench_in_C
+from .spatial import (ZERO6, add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
                       st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
 
 # A pivot of D = S^T I^A S at or below this fraction of the subtree's inertia scale means the
@@ -107,56 +107,67 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
         # while the lever arms of a long chain, which grow I^A_i like N^3 in directions away
         # from S, do not make an ordinary joint look singular
         ref = s.sc[i]
-        for k in range(vs, vs + nvj):
-            Sk = ld6(r.S, k)
-            st6(s.U, k, sym_mul(Ai, Sk))
-            s.uu[k] = tau[k] - dot6(Sk, pi)
-        ok = True
         if nvj == 1:
+            # one velocity variable: D and u are numbers
             Sk = ld6(r.S, vs)
-            D = dot6(Sk, ld6(s.U, vs))
+            Uk = sym_mul(Ai, Sk)
+            D = dot6(Sk, Uk)
+            u = tau[vs] - dot6(Sk, pi)
             if not D > PIVOT_TOL * ref * dot6(Sk, Sk):
-                ok = False
-            else:
-                s.Dinv[vs, 0] = 1.0 / D
-        elif nvj > 1:
-            for j in range(nvj):
-                for k in range(j, nvj):
-                    x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
-                    s.W[j, k] = x
-                    s.W[k, j] = x
-            ok = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
-        if not ok:
-            if nvj > 1 and not inputs.subspace_full_rank(r.S, vs, nvj, s.W):
-                return inputs.SINGULAR_JOINT, i
-            if nvj == 1 and not dot6(ld6(r.S, vs), ld6(r.S, vs)) > inputs.ZERO_COLUMN ** 2:
-                return inputs.SINGULAR_JOINT, i
-            return inputs.SINGULAR_ARTICULATED, i
-        if l == 0:
-            continue
-        # I^a = I^A - U D^-1 U^T,  p^a = p^A + I^a c + U D^-1 u
-        Ia = Ai
-        pa = pi
-        for k in range(nvj):
-            x0 = 0.0
-            x1 = 0.0
-            x2 = 0.0
-            x3 = 0.0
-            x4 = 0.0
-            x5 = 0.0
-            for j in range(nvj):
-                d = s.Dinv[vs + j, k]
-                x0 += s.U[vs + j, 0] * d
-                x1 += s.U[vs + j, 1] * d
-                x2 += s.U[vs + j, 2] * d
-                x3 += s.U[vs + j, 3] * d
-                x4 += s.U[vs + j, 4] * d
-                x5 += s.U[vs + j, 5] * d
-            UDk = (x0, x1, x2, x3, x4, x5)
-            Ia = sym_sub_outer(Ia, UDk, ld6(s.U, vs + k))
-            u = s.uu[vs + k]
-            pa = (pa[0] + x0 * u, pa[1] + x1 * u, pa[2] + x2 * u, pa[3] + x3 * u, pa[4] + x4 * u,
-                  pa[5] + x5 * u)
+                if not dot6(Sk, Sk) > inputs.ZERO_COLUMN ** 2:
+                    return inputs.SINGULAR_JOINT, i
+                return inputs.SINGULAR_ARTICULATED, i
+            Dk = 1.0 / D
+            st6(s.U, vs, Uk)
+            s.Dinv[vs, 0] = Dk
+            s.uu[vs] = u
+            if l == 0:
+                continue
+            UD = (Uk[0] * Dk, Uk[1] * Dk, Uk[2] * Dk, Uk[3] * Dk, Uk[4] * Dk, Uk[5] * Dk)
+            Ia = sym_sub_outer(Ai, UD, Uk)
+            pa = axpy6(u, UD, pi)
+        else:
+            for k in range(vs, vs + nvj):
+                Sk = ld6(r.S, k)
+                st6(s.U, k, sym_mul(Ai, Sk))
+                s.uu[k] = tau[k] - dot6(Sk, pi)
+            ok = True
+            if nvj > 1:
+                for j in range(nvj):
+                    for k in range(j, nvj):
+                        x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
+                        s.W[j, k] = x
+                        s.W[k, j] = x
+                ok = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
+            if not ok:
+                if not inputs.subspace_full_rank(r.S, vs, nvj, s.W):
+                    return inputs.SINGULAR_JOINT, i
+                return inputs.SINGULAR_ARTICULATED, i
+            if l == 0:
+                continue
+            # I^a = I^A - U D^-1 U^T,  p^a = p^A + I^a c + U D^-1 u
+            Ia = Ai
+            pa = pi
+            for k in range(nvj):
+                x0 = 0.0
+                x1 = 0.0
+                x2 = 0.0
+                x3 = 0.0
+                x4 = 0.0
+                x5 = 0.0
+                for j in range(nvj):
+                    d = s.Dinv[vs + j, k]
+                    x0 += s.U[vs + j, 0] * d
+                    x1 += s.U[vs + j, 1] * d
+                    x2 += s.U[vs + j, 2] * d
+                    x3 += s.U[vs + j, 3] * d
+                    x4 += s.U[vs + j, 4] * d
+                    x5 += s.U[vs + j, 5] * d
+                UDk = (x0, x1, x2, x3, x4, x5)
+                Ia = sym_sub_outer(Ia, UDk, ld6(s.U, vs + k))
+                u = s.uu[vs + k]
+                pa = (pa[0] + x0 * u, pa[1] + x1 * u, pa[2] + x2 * u, pa[3] + x3 * u, pa[4] + x4 * u,
+                      pa[5] + x5 * u)
         pa = add6(pa, sym_mul(Ia, ld6(s.c, i)))
         Ei = ld9(r.E, i)
         di = ld3(r.d, i)
@@ -170,28 +181,34 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
         nvj = m.jnt_nv[i]
         l = m.body_parent[i]
         ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base if l == 0 else ld6(s.c, l)), ld6(s.c, i))
-        for k in range(vs, vs + nvj):
-            s.uu[k] -= dot6(ld6(s.U, k), ap)
-        a0, a1, a2, a3, a4, a5 = ap
-        for j in range(nvj):
-            x = 0.0
-            for k in range(nvj):
-                x += s.Dinv[vs + j, k] * s.uu[vs + k]
-            qdd[vs + j] = x
-            a0 += r.S[vs + j, 0] * x
-            a1 += r.S[vs + j, 1] * x
-            a2 += r.S[vs + j, 2] * x
-            a3 += r.S[vs + j, 3] * x
-            a4 += r.S[vs + j, 4] * x
-            a5 += r.S[vs + j, 5] * x
+        if nvj == 1:
+            x = s.Dinv[vs, 0] * (s.uu[vs] - dot6(ld6(s.U, vs), ap))
+            qdd[vs] = x
+            a0, a1, a2, a3, a4, a5 = axpy6(x, ld6(r.S, vs), ap)
+        else:
+            for k in range(vs, vs + nvj):
+                s.uu[k] -= dot6(ld6(s.U, k), ap)
+            a0, a1, a2, a3, a4, a5 = ap
+            for j in range(nvj):
+                x = 0.0
+                for k in range(nvj):
+                    x += s.Dinv[vs + j, k] * s.uu[vs + k]
+                qdd[vs + j] = x
+                a0 += r.S[vs + j, 0] * x
+                a1 += r.S[vs + j, 1] * x
+                a2 += r.S[vs + j, 2] * x
+                a3 += r.S[vs + j, 3] * x
+                a4 += r.S[vs + j, 4] * x
+                a5 += r.S[vs + j, 5] * x
         # c_i is no longer needed: it holds the body's acceleration for its children
         st6(s.c, i, (a0, a1, a2, a3, a4, a5))
     return 0, -1
 
 
 @entry
-def aba_one(mi, mf, w, q, v, tau, t, F, generic, qdd):
-    m, r, s = views(mi, mf, w)
+def aba_one(mb, w, q, v, tau, t, F, qdd):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, tau, 2, t)
     if st == 0:
         st, j = aba_state(m, r, s, q, v, tau, t, F, 0, generic, qdd)
@@ -200,14 +217,14 @@ def aba_one(mi, mf, w, q, v, tau, t, F, generic, qdd):
 
 
 @pjit
-def aba_many(mi, mf, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
+def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
     B = Q.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             st, j = inputs.check(m, Q[b], V[b], TAU[b], 2, T[b])
             if st == 0:
                 st, j = aba_state(m, r, s, Q[b], V[b], TAU[b], T[b], F, b if F.shape[0] > 1 else 0,
@@ -224,17 +241,19 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     where a joint's Jacobian loses rank or a massless subtree makes the dynamics singular
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
-    if (aba_one.ready and data is None and f_ext is None and model._mi is not None and type(q) is np.ndarray
-            and q.ndim == 1 and type(t) is float):
-        w = engine.one_workspace(model)
-        qdd = np.empty(model.nv)
-        try:
-            st = aba_one(model._mi, model._mf, w, q, qd, tau, t, _NO_FORCE, False, qdd)
-        except TypeError:
-            st = -1
-        engine.release(model, w)
-        if st == 0:
-            return qdd
+    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float and aba_one.ready:
+        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
+        w, pool = engine.acquire(model, data)
+        if w is not None:
+            qdd = np.empty(model.nv) if pool is not None else data._one("qdd", model.nv)
+            try:
+                st = aba_one(model._mb, w, q, qd, tau, t, _NO_FORCE, qdd)
+            except TypeError:
+                st = -1
+            if pool is not None:
+                pool.append(w)
+            if st == 0:
+                return qdd
     return forward_dynamics(model, q, qd, tau, t, f_ext, data, errors)
 
 
@@ -253,7 +272,9 @@ def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="ra
     if B is None:
         qdd = data._result("qdd", (model.nv,)) if data is not None else np.empty(model.nv)
         w = data._w if data is not None else engine.one_workspace(model)
-        status[0, 0] = call(aba_one, model._mi, model._mf, w, q2[0], qd2[0], tau2[0], t1[0], F, generic, qdd)
+        engine.set_generic(model, w, generic)
+        status[0, 0] = call(aba_one, model._mb, w, q2[0], qd2[0], tau2[0], t1[0], F, qdd)
+        engine.set_generic(model, w, False)
         status[0, 1] = int(w[REC_JOINT])
         if data is None:
             engine.release(model, w)
@@ -261,7 +282,7 @@ def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="ra
     else:
         qdd = data._result("qdd", (n, model.nv)) if data is not None else np.empty((n, model.nv))
         R, S, per_state, token = engine.batch_workspace(model, n, data)
-        aba_many(model._mi, model._mf, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
+        aba_many(model._mb, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
         engine.release_batch(token)
     qdd[status[:, 0] != 0] = np.nan
     return inputs.flag_or_raise(errors, model, status, "aba", ["q", "qd", "tau"], [q2, qd2, tau2], t1, B,

@@ -17,7 +17,7 @@ from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .kinematics import forward
 from .layout import REC_JOINT, model_view, record_view, scratch_view, views
-from .rnea import inverse_dynamics
+from .rnea import _ND, inverse_dynamics
 from .spatial import add21, ld21, ld3, ld6, ld9, rigid21, st21, sym_mul, sym_to_parent, xforce_T
 
 
@@ -73,8 +73,9 @@ def crba_state(m, r, s, q, t, generic, M):
 
 
 @entry
-def crba_one(mi, mf, w, q, t, generic, M):
-    m, r, s = views(mi, mf, w)
+def crba_one(mb, w, q, t, M):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, q, q, 0, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
@@ -84,15 +85,15 @@ def crba_one(mi, mf, w, q, t, generic, M):
 
 
 @pjit
-def crba_many(mi, mf, R, S, per_state, Q, T, generic, rank, M, status):
+def crba_many(mb, R, S, per_state, Q, T, generic, rank, M, status):
     """M of every sample; with ``rank``, a sample whose joint Jacobians lose rank is marked."""
     B = Q.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
             if st == 0:
                 crba_state(m, r, s, Q[b], T[b], generic, M[b])
@@ -112,17 +113,22 @@ def _mass(model, q2, t1, B, data, generic=False):
     qk = q2 if mim is None else mim.q(q2)
     n = q2.shape[0]
     shape = (n, km.nv, km.nv)
-    M = data._result("M", shape) if (data is not None and mim is None) else np.empty(shape)
+    if data is not None and mim is None:
+        M = data._result("M", shape[1:])[None] if B is None else data._result("M", shape)
+    else:
+        M = np.empty(shape)
     status = engine.status_array(n)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
-        status[0, 0] = call(crba_one, km._mi, km._mf, w, qk[0], t1[0], generic, M[0])
+        engine.set_generic(km, w, generic)
+        status[0, 0] = call(crba_one, km._mb, w, qk[0], t1[0], M[0])
+        engine.set_generic(km, w, False)
         status[0, 1] = int(w[REC_JOINT])
         if data is None:
             engine.release(km, w)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        crba_many(km._mi, km._mf, R, S, per_state, qk, t1, generic, False, M, status)
+        crba_many(km._mb, R, S, per_state, qk, t1, generic, False, M, status)
         engine.release_batch(token)
     if mim is not None:
         M = mim.Gv.T @ M @ mim.Gv
@@ -133,17 +139,18 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise"):
     """Joint-space mass matrix M(q, t) (..., nv, nv), symmetric; positive definite except where a
     joint's Jacobian loses rank (gimbal lock) or a subtree is massless, where it is returned as
     it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those."""
-    if (crba_one.ready and data is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
-            and type(t) is float):
-        w = engine.one_workspace(model)
-        M = np.empty((model.nv, model.nv))
-        try:
-            st = crba_one(model._mi, model._mf, w, q, t, False, M)
-        except TypeError:
-            st = -1
-        engine.release(model, w)
-        if st == 0:
-            return M
+    if type(q) is _ND and q.ndim == 1 and type(t) is float and crba_one.ready:
+        w, pool = engine.acquire(model, data)
+        if w is not None:
+            M = np.empty((model.nv, model.nv)) if pool is not None else data._one("M", (model.nv, model.nv))
+            try:
+                st = crba_one(model._mb, w, q, t, M)
+            except TypeError:
+                st = -1
+            if pool is not None:
+                pool.append(w)
+            if st == 0:
+                return M
     return joint_space_inertia(model, q, t, data, errors)
 
 
@@ -211,7 +218,7 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     Mk = np.empty((n, km.nv, km.nv))
     status = engine.status_array(n)
     R, S, per_state, token = engine.batch_workspace(km, n, None)
-    crba_many(km._mi, km._mf, R, S, per_state, qk, t1, False, True, Mk, status)
+    crba_many(km._mb, R, S, per_state, qk, t1, False, True, Mk, status)
     engine.release_batch(token)
     M = Mk if mim is None else mim.Gv.T @ Mk @ mim.Gv
     h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]

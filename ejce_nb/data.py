@@ -55,6 +55,13 @@ class Data:
         if B != self.batch:
             raise ValueError(f"data= is the workspace of a batch of {self.batch} states, the call has {B}")
 
+    def _one(self, name, shape):
+        """The result array ``name`` of a one-state Data (its shape never changes)."""
+        a = self._results.get(name)
+        if a is None:
+            a = self._results[name] = np.zeros(shape)
+        return a
+
     def _result(self, name, shape):
         """The result array ``name`` of this Data (made on first use)."""
         a = self._results.get(name)

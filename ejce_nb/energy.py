@@ -45,8 +45,9 @@ def energy_state(m, r, s, q, v, t, level, generic, out):
 
 
 @entry
-def energy_one(mi, mf, w, q, v, t, level, generic, out):
-    m, r, s = views(mi, mf, w)
+def energy_one(mb, w, q, v, t, level, out):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, v, level, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
@@ -56,14 +57,14 @@ def energy_one(mi, mf, w, q, v, t, level, generic, out):
 
 
 @pjit
-def energy_many(mi, mf, R, S, per_state, Q, V, T, level, generic, out, status):
+def energy_many(mb, R, S, per_state, Q, V, T, level, generic, out, status):
     B = Q.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             v = V[b] if level >= 1 else s.zv
             st, j = inputs.check(m, Q[b], v, v, level, T[b])
             status[b, 0] = st
@@ -87,13 +88,13 @@ def _energies(model, q, qd, t, data, errors, what):
     status = engine.status_array(n)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
-        status[0, 0] = call(energy_one, km._mi, km._mf, w, qk[0], V[0], t1[0], level, False, out[0])
+        status[0, 0] = call(energy_one, km._mb, w, qk[0], V[0], t1[0], level, out[0])
         status[0, 1] = int(w[REC_JOINT])
         if data is None:
             engine.release(km, w)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        energy_many(km._mi, km._mf, R, S, per_state, qk, V, t1, level, False, out, status)
+        energy_many(km._mb, R, S, per_state, qk, V, t1, level, False, out, status)
         engine.release_batch(token)
     out[status[:, 0] != 0] = np.nan
     names = ["q"] + [nm for _, nm in vecs]

@@ -21,19 +21,42 @@ def max_chunks(B):
     return max(1, min(B, 4 * numba.config.NUMBA_NUM_THREADS))
 
 
+def new_workspace(km):
+    return np.zeros(int(km._mb[layout.H_REC] + km._mb[layout.H_SCR]))
+
+
 def one_workspace(km):
     """A workspace for one state of the kernel model ``km``, from its pool (give it back with
     ``release``): concurrent calls from several Python threads each get their own."""
-    pool = km._pool.setdefault(0, [])
     try:
-        return pool.pop()
+        return km._wpool.pop()
     except IndexError:
-        return np.zeros(int(km._mi[layout.H_REC] + km._mi[layout.H_SCR]))
+        return new_workspace(km)
 
 
 def release(km, w):
-    km._pool[0].append(w)
+    km._wpool.append(w)
 
+
+def acquire(model, data):
+    """(workspace, pool to give it back to) for a one-state call on ``model`` (itself a kernel
+    model): the Data's own workspace (pool None), a pooled one, or (None, None) when the call
+    must go through the input layer (a mimic model, a Data of another kind)."""
+    if data is None:
+        pool = model._wpool
+        if pool is None:
+            return None, None
+        try:
+            return pool.pop(), pool
+        except IndexError:
+            return new_workspace(model), pool
+    if data.model is model and data.batch is None and model._mb is not None:
+        return data._w, None
+    return None, None
+
+def set_generic(km, w, generic):
+    """Flag a one-state workspace for the generic joint path (a test of the other paths)."""
+    w[int(km._mb[layout.H_REC] + km._mb[layout.O_flags])] = 1.0 if generic else 0.0
 
 def batch_workspace(km, B, data):
     """(records, scratch, per_state) for a batch of B states: the Data's records (one per state)
@@ -46,8 +69,8 @@ def batch_workspace(km, B, data):
     try:
         R, S = pool.pop()
     except IndexError:
-        R = np.zeros((nchunk, int(km._mi[layout.H_REC])))
-        S = np.zeros((nchunk, int(km._mi[layout.H_SCR])))
+        R = np.zeros((nchunk, int(km._mb[layout.H_REC])))
+        S = np.zeros((nchunk, int(km._mb[layout.H_SCR])))
     return R, S, False, (pool, (R, S))
 
 

@@ -124,8 +124,11 @@ def fk_out(out, B, n1, level):
     return R, p, w, vo, al, ao
 
 
+_FK_WIDTH = (12, 18, 24)      # numbers per body at level 0, 1, 2
+
+
 def fk_size(B, n1, level):
-    return B * n1 * (12 + (6 if level >= 1 else 0) + (6 if level >= 2 else 0))
+    return B * n1 * _FK_WIDTH[level]
 
 
 @jit
@@ -162,27 +165,28 @@ def world_kinematics(m, r, level, b, R, p, w, vo, al, ao):
 
 
 @entry
-def fk_one(mi, mf, w, q, v, a, t, level, generic, out):
-    m, r, s = views(mi, mf, w)
+def fk_one(mb, w, q, v, a, t, level, out):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, a, level, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
         return st
     forward(m, r, s, q, v, a, t, level, True, generic)
-    world_kinematics(m, r, level, 0, *fk_out(out, 1, mi[H_N1], level))
+    world_kinematics(m, r, level, 0, *fk_out(out, 1, mb[H_N1], level))
     return 0
 
 
 @pjit
-def fk_many(mi, mf, R, S, per_state, Q, V, A, T, level, generic, out, status):
+def fk_many(mb, R, S, per_state, Q, V, A, T, level, generic, out, status):
     B = Q.shape[0]
     nchunk = S.shape[0]
-    views_out = fk_out(out, B, mi[H_N1], level)
+    views_out = fk_out(out, B, mb[H_N1], level)
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             st, j = inputs.check(m, Q[b], V[b], A[b], level, T[b])
             status[b, 0] = st
             status[b, 1] = j
@@ -196,15 +200,22 @@ class Kinematics:
     """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a
     (``(..., N+1, 3, 3)`` and ``(..., N+1, 3)``; omega, v need qd; alpha, a need qdd)."""
 
+    # the arrays are views of one flat result buffer, made when first looked at: a call that
+    # only needs a few of them does not pay for the others
     __slots__ = ("_buf", "_lead", "_n1", "_level", "_cache")
 
     def __init__(self, buf, lead, n1, level):
-        self._buf, self._lead, self._n1, self._level = buf, lead, n1, level
-        self._cache = {}
+        self._buf = buf
+        self._lead = lead
+        self._n1 = n1
+        self._level = level
+        self._cache = None
 
     def _field(self, k, width, need):
         if self._level < need:
             return None
+        if self._cache is None:
+            self._cache = {}
         a = self._cache.get(k)
         if a is None:
             n = (self._lead[0] if self._lead else 1) * self._n1
@@ -252,19 +263,22 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
     if qdd is not None and qd is None:
         raise ValueError("qdd given without qd: accelerations need the velocities too")
     level = 0 if qd is None else (1 if qdd is None else 2)
-    if (fk_one.ready and data is None and out is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
-            and type(t) is float):
-        # one state, nothing to convert: straight to the kernel
-        w = engine.one_workspace(model)
-        buf = np.empty(fk_size(1, model.nbodies + 1, level))
-        v = q if qd is None else qd
-        try:
-            st = fk_one(model._mi, model._mf, w, q, v, v if qdd is None else qdd, t, level, False, buf)
-        except TypeError:
-            st = -1
-        engine.release(model, w)
-        if st == 0:
-            return Kinematics(buf, (), model.nbodies + 1, level)
+    if out is None and type(q) is np.ndarray and q.ndim == 1 and type(t) is float and fk_one.ready:
+        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
+        w, pool = engine.acquire(model, data)
+        if w is not None:
+            n1 = model.nbodies + 1
+            size = n1 * _FK_WIDTH[level]
+            buf = np.empty(size) if pool is not None else data._one(("fk", level), size)
+            v = q if qd is None else qd
+            try:
+                st = fk_one(model._mb, w, q, v, v if qdd is None else qdd, t, level, buf)
+            except TypeError:
+                st = -1
+            if pool is not None:
+                pool.append(w)
+            if st == 0:
+                return Kinematics(buf, (), n1, level)
     return _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level)
 
 
@@ -284,14 +298,16 @@ def _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level, generic=
     status = engine.status_array(n)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
-        status[0, 0] = call(fk_one, km._mi, km._mf, w, qk[0], V[0], A[0], t1[0], level, generic, buf)
+        engine.set_generic(km, w, generic)
+        status[0, 0] = call(fk_one, km._mb, w, qk[0], V[0], A[0], t1[0], level, buf)
+        engine.set_generic(km, w, False)
         if data is None:
             engine.release(km, w)
         if status[0, 0] != 0:
             status[0, 1] = int(w[REC_JOINT])
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        fk_many(km._mi, km._mf, R, S, per_state, qk, V, A, t1, level, generic, buf, status)
+        fk_many(km._mb, R, S, per_state, qk, V, A, t1, level, generic, buf, status)
         engine.release_batch(token)
     res = out if out is not None else Kinematics(buf, () if B is None else (B,), km.nbodies + 1, level)
     if errors == "flag" and B is not None:
@@ -364,27 +380,28 @@ def joint_terms_state(m, r, v, outboard, b, J, sig, bias, tw, R, p):
 
 
 @entry
-def jt_one(mi, mf, w, q, v, t, outboard, generic, out):
-    m, r, s = views(mi, mf, w)
+def jt_one(mb, w, q, v, t, outboard, out):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, v, 1, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
         return st
     forward(m, r, s, q, v, v, t, 1, False, generic)
-    joint_terms_state(m, r, v, outboard, 0, *jt_out(out, 1, mi[H_N1], v.shape[0]))
+    joint_terms_state(m, r, v, outboard, 0, *jt_out(out, 1, mb[H_N1], v.shape[0]))
     return 0
 
 
 @pjit
-def jt_many(mi, mf, R, S, per_state, Q, V, T, outboard, generic, out, status):
+def jt_many(mb, R, S, per_state, Q, V, T, outboard, generic, out, status):
     B = Q.shape[0]
     nchunk = S.shape[0]
-    views_out = jt_out(out, B, mi[H_N1], V.shape[1])
+    views_out = jt_out(out, B, mb[H_N1], V.shape[1])
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             st, j = inputs.check(m, Q[b], V[b], V[b], 1, T[b])
             status[b, 0] = st
             status[b, 1] = j
@@ -432,13 +449,15 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
     outboard = frame == "outboard"
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
-        status[0, 0] = call(jt_one, km._mi, km._mf, w, qk[0], V[0], t1[0], outboard, generic, buf)
+        engine.set_generic(km, w, generic)
+        status[0, 0] = call(jt_one, km._mb, w, qk[0], V[0], t1[0], outboard, buf)
+        engine.set_generic(km, w, False)
         if data is None:
             engine.release(km, w)
         status[0, 1] = int(w[REC_JOINT])
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        jt_many(km._mi, km._mf, R, S, per_state, qk, V, t1, outboard, generic, buf, status)
+        jt_many(km._mb, R, S, per_state, qk, V, t1, outboard, generic, buf, status)
         engine.release_batch(token)
     o = 6 * n * nv
     lead = () if B is None else (B,)
@@ -482,8 +501,9 @@ def body_jacobian_state(m, r, body, b, Jb):
 
 
 @entry
-def bj_one(mi, mf, w, q, t, body, generic, out):
-    m, r, s = views(mi, mf, w)
+def bj_one(mb, w, q, t, body, out):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, q, q, 0, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
@@ -494,14 +514,14 @@ def bj_one(mi, mf, w, q, t, body, generic, out):
 
 
 @pjit
-def bj_many(mi, mf, R, S, per_state, Q, T, body, generic, out, status):
+def bj_many(mb, R, S, per_state, Q, T, body, generic, out, status):
     B = Q.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
             status[b, 0] = st
             status[b, 1] = j
@@ -526,13 +546,15 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
     status = engine.status_array(n)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
-        status[0, 0] = call(bj_one, km._mi, km._mf, w, qk[0], t1[0], i, generic, out)
+        engine.set_generic(km, w, generic)
+        status[0, 0] = call(bj_one, km._mb, w, qk[0], t1[0], i, out)
+        engine.set_generic(km, w, False)
         if data is None:
             engine.release(km, w)
         status[0, 1] = int(w[REC_JOINT])
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        bj_many(km._mi, km._mf, R, S, per_state, qk, t1, i, generic, out, status)
+        bj_many(km._mb, R, S, per_state, qk, t1, i, generic, out, status)
         engine.release_batch(token)
     out = out.reshape(n, 6, km.nv)
     if mim is not None:

@@ -1,16 +1,17 @@
 """Where the kernels find things: the model's tables and a state's workspace, packed in flat
 buffers, and their named views inside compiled code.
 
-A call from Python hands a kernel a handful of flat arrays: the model's integer tables ``mi``, its
-float tables ``mf``, a workspace ``w`` and the state.  Passing a few flat buffers costs a fraction
-of a microsecond; passing thirty named arrays, or a tuple of them, costs microseconds.  Inside
-compiled code, ``model_view(mi, mf)``, ``record_view(mi, w, off)`` and ``scratch_view(mi, w, off)``
-rebuild the named tables as views (``m.body_parent``, ``r.vel``, ``s.IA``), which costs nothing:
-the algorithms read like their equations and never address a buffer by number.
+A call from Python hands a kernel a handful of flat arrays: the model buffer ``mb`` (its integer
+tables, then its float tables stored bit for bit), a workspace ``w`` and the state.  Passing a few
+flat buffers costs a fraction of a microsecond; passing thirty named arrays, or a tuple of them,
+costs microseconds.  Inside compiled code, ``model_view(mb)``, ``record_view(mb, w, off)`` and
+``scratch_view(mb, w, off)`` rebuild the named tables as views (``m.body_parent``, ``r.vel``,
+``s.IA``), which costs nothing: the algorithms read like their equations and never address a
+buffer by number.
 
-``mi`` starts with a header: sizes, then the offset of every table (``O_*`` slots below).  Python
-computes the offsets once per model (``pack_model``) and the same constants tell the compiled
-views where to look.
+``mb`` starts with a header: sizes, then the offset of every table (``O_*`` slots below; float
+tables count from ``mb[H_FOFF]``).  Python computes the offsets once per model (``pack_model``)
+and the same constants tell the compiled views where to look.
 
 A workspace has two parts.  The *record* holds what a computation produced for one state, tagged
 with the state it belongs to (``hdr``, ``qkey``, ``vkey``, ``akey``), so that a later stage on the
@@ -28,7 +29,7 @@ from numba.np.arrayobj import make_array, populate_array
 from ._jit import jit
 
 # ---------------------------------------------------------------------------- the header of mi
-H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR = range(7)
+H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR, H_FOFF = range(8)
 
 # integer tables: (slot, name, rows)
 INT_TABLES = (
@@ -104,6 +105,7 @@ SCRATCH = (
     ("KQ", "four", "nq"),       #   the stages' rates and accelerations
     ("KV", "four", "nv"),
     ("e5", "one", 8),           #   and the energies
+    ("flags", "one", 8),        # flags of a one-state call: flags[0] = 1, the generic joint path
 )
 
 _SLOTS = {}
@@ -140,7 +142,8 @@ def sizes_of(n1, nq, nv, nmot, npar):
 
 
 def pack_model(n1, nq, nv, nmot, ints, floats):
-    """(mi, mf) from the tables: ``ints[name]`` and ``floats[name]`` arrays of the shapes above."""
+    """The model buffer from the tables: ``ints[name]`` and ``floats[name]`` arrays of the shapes
+    above; returns (mb, its float part as a float64 view)."""
     npar = len(floats["jnt_params"])
     sizes = sizes_of(n1, nq, nv, nmot, npar)
     header = np.zeros(HEADER, dtype=np.int64)
@@ -151,16 +154,17 @@ def pack_model(n1, nq, nv, nmot, ints, floats):
     scr = _pack(SCRATCH, sizes, header, _width)
     header[H_REC] = rec
     header[H_SCR] = scr
-    mi = np.zeros(iend, dtype=np.int64)
-    mf = np.zeros(fend, dtype=np.float64)
-    mi[:HEADER] = header
+    header[H_FOFF] = iend
+    mb = np.zeros(iend + fend, dtype=np.int64)
+    mf = mb[iend:].view(np.float64)
+    mb[:HEADER] = header
     for name, rows in INT_TABLES:
         a = np.asarray(ints[name], dtype=np.int64).ravel()
-        mi[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
+        mb[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
     for name, rows, cols in FLOAT_TABLES:
         a = np.asarray(floats[name], dtype=np.float64).ravel()
         mf[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
-    return mi, mf
+    return mb, mf
 
 
 def table(buf, mi, name, shape):
@@ -230,7 +234,9 @@ Scratch = collections.namedtuple("Scratch", [n for n, *_ in SCRATCH])
 
 
 @jit
-def model_view(mi, mf):
+def model_view(mb):
+    mi = mb
+    mf = vec(mb, mb[H_FOFF], mb.shape[0] - mb[H_FOFF]).view(np.float64)
     n1 = mi[H_N1]
     nm = mi[H_NMOT]
     return ModelView(
@@ -317,10 +323,11 @@ def scratch_view(mi, w, off):
         rows(w, off + mi[O_KQ], 4, nq),
         rows(w, off + mi[O_KV], 4, nv),
         vec(w, off + mi[O_e5], 8),
+        vec(w, off + mi[O_flags], 8),
     )
 
 
 @jit
-def views(mi, mf, w):
+def views(mb, w):
     """Model, record and scratch of a one-state workspace (record first, then scratch)."""
-    return model_view(mi, mf), record_view(mi, w, 0), scratch_view(mi, w, mi[H_REC])
+    return model_view(mb), record_view(mb, w, 0), scratch_view(mb, w, mb[H_REC])

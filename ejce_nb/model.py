@@ -155,8 +155,8 @@ class Model:
             for name, *_ in layout.INT_TABLES + layout.FLOAT_TABLES:
                 own = ALIASES.get(name, name)
                 object.__setattr__(self, name, getattr(self, own) if hasattr(self, own) else getattr(full, name))
-            self._mi = self._mf = None
-            self._pool = None
+            for name in ("_mb", "_mi", "_mf", "_pool", "_wpool"):
+                object.__setattr__(self, name, None)
             return
         n1 = self.nbodies + 1
         Ec, cc = self.joint_C_rot, self.joint_C_pos
@@ -217,12 +217,15 @@ class Model:
                       body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
                       mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
                       mot_scale=[x[3] for x in mots], gravity=self.gravity)
-        mi, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats)
-        mi.flags.writeable = False
+        mb, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats)
+        mb.flags.writeable = False
         mf.flags.writeable = False
+        mi = mb
+        object.__setattr__(self, "_mb", mb)
         object.__setattr__(self, "_mi", mi)
         object.__setattr__(self, "_mf", mf)
         object.__setattr__(self, "_pool", {})
+        object.__setattr__(self, "_wpool", [])
         sizes = layout.sizes_of(n1, self.nq, self.nv, K, len(self.joint_params))
         for name, rows in layout.INT_TABLES:
             object.__setattr__(self, name, layout.table(mi, mi, name, (sizes[rows],)))
@@ -237,11 +240,11 @@ class Model:
     @property
     def record_size(self):
         """Entries of one state's record in a workspace (``layout``)."""
-        return int(self.kernel_model()._mi[layout.H_REC])
+        return int(self.kernel_model()._mb[layout.H_REC])
 
     @property
     def scratch_size(self):
-        return int(self.kernel_model()._mi[layout.H_SCR])
+        return int(self.kernel_model()._mb[layout.H_SCR])
 
     def kernel_model(self):
         """The model the kernels run on: this one, or for a model with mimic joints its expansion."""

@@ -61,8 +61,9 @@ def rnea_state(m, r, s, q, v, a, t, F, fb, generic, tau):
 
 
 @entry
-def rnea_one(mi, mf, w, q, v, a, t, F, generic, tau):
-    m, r, s = views(mi, mf, w)
+def rnea_one(mb, w, q, v, a, t, F, tau):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, a, 2, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
@@ -72,8 +73,9 @@ def rnea_one(mi, mf, w, q, v, a, t, F, generic, tau):
 
 
 @entry
-def nle_one(mi, mf, w, q, v, t, F, generic, h):
-    m, r, s = views(mi, mf, w)
+def nle_one(mb, w, q, v, t, F, h):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
     st, j = inputs.check(m, q, v, v, 1, t)
     if st != 0:
         r.hdr[REC_JOINT] = j
@@ -83,15 +85,15 @@ def nle_one(mi, mf, w, q, v, t, F, generic, h):
 
 
 @pjit
-def rnea_many(mi, mf, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
+def rnea_many(mb, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
     """A = None-like (0 columns): qdd = 0 (nonlinear effects)."""
     B = Q.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mi, R[b] if per_state else R[c], 0)
+            r = record_view(mb, R[b] if per_state else R[c], 0)
             a = A[b] if A.shape[1] > 0 or TAU.shape[1] == 0 else s.zv
             st, j = inputs.check(m, Q[b], V[b], a, 2, T[b])
             status[b, 0] = st
@@ -102,6 +104,7 @@ def rnea_many(mi, mf, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
 
 
 _NO_FORCE = np.zeros((0, 1, 6))
+_ND = np.ndarray
 
 
 def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
@@ -112,18 +115,19 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  A batch runs in parallel.
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
-    if (rnea_one.ready and data is None and f_ext is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
-            and type(t) is float):
-        # one state, nothing to convert: straight to the kernel
-        w = engine.one_workspace(model)
-        tau = np.empty(model.nv)
-        try:
-            st = rnea_one(model._mi, model._mf, w, q, qd, qdd, t, _NO_FORCE, False, tau)
-        except TypeError:
-            st = -1
-        engine.release(model, w)
-        if st == 0:
-            return tau
+    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float and rnea_one.ready:
+        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
+        w, pool = engine.acquire(model, data)
+        if w is not None:
+            tau = np.empty(model.nv) if pool is not None else data._one("tau", model.nv)
+            try:
+                st = rnea_one(model._mb, w, q, qd, qdd, t, _NO_FORCE, tau)
+            except TypeError:
+                st = -1
+            if pool is not None:
+                pool.append(w)
+            if st == 0:
+                return tau
     return inverse_dynamics(model, q, qd, qdd, t, f_ext, data, errors)
 
 
@@ -133,17 +137,18 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     rnea(q, qd, qdd) = mass_matrix(q) qdd + h."""
     if qd is None:
         raise ValueError("qd is required")
-    if (nle_one.ready and data is None and model._mi is not None and type(q) is np.ndarray and q.ndim == 1
-            and type(t) is float):
-        w = engine.one_workspace(model)
-        h = np.empty(model.nv)
-        try:
-            st = nle_one(model._mi, model._mf, w, q, qd, t, _NO_FORCE, False, h)
-        except TypeError:
-            st = -1
-        engine.release(model, w)
-        if st == 0:
-            return h
+    if type(q) is _ND and q.ndim == 1 and type(t) is float and nle_one.ready:
+        w, pool = engine.acquire(model, data)
+        if w is not None:
+            h = np.empty(model.nv) if pool is not None else data._one("h", model.nv)
+            try:
+                st = nle_one(model._mb, w, q, qd, t, _NO_FORCE, h)
+            except TypeError:
+                st = -1
+            if pool is not None:
+                pool.append(w)
+            if st == 0:
+                return h
     return inverse_dynamics(model, q, qd, None, t, None, data, errors, what="nonlinear_effects")
 
 
@@ -160,22 +165,25 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
     n = q2.shape[0]
     qk, vk = (q2, vs) if mim is None else (mim.q(q2), [mim.v(x) for x in vs])
     A = vk[1] if qdd is not None else np.zeros((n, 0))
+    key = "tau" if qdd is not None else "h"
     status = engine.status_array(n)
     if B is None:
-        tau = data._result("tau", (km.nv,)) if data is not None else np.empty(km.nv)
+        tau = data._result(key, (km.nv,)) if data is not None else np.empty(km.nv)
         w = data._w if data is not None else engine.one_workspace(km)
+        engine.set_generic(km, w, generic)
         if qdd is None:
-            status[0, 0] = call(nle_one, km._mi, km._mf, w, qk[0], vk[0][0], t1[0], F, generic, tau)
+            status[0, 0] = call(nle_one, km._mb, w, qk[0], vk[0][0], t1[0], F, tau)
         else:
-            status[0, 0] = call(rnea_one, km._mi, km._mf, w, qk[0], vk[0][0], A[0], t1[0], F, generic, tau)
+            status[0, 0] = call(rnea_one, km._mb, w, qk[0], vk[0][0], A[0], t1[0], F, tau)
+        engine.set_generic(km, w, False)
         status[0, 1] = int(w[REC_JOINT])
         if data is None:
             engine.release(km, w)
         tau = tau[None]
     else:
-        tau = data._result("tau", (n, km.nv)) if data is not None else np.empty((n, km.nv))
+        tau = data._result(key, (n, km.nv)) if data is not None else np.empty((n, km.nv))
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        rnea_many(km._mi, km._mf, R, S, per_state, qk, vk[0], A, t1, F, generic, tau, status)
+        rnea_many(km._mb, R, S, per_state, qk, vk[0], A, t1, F, generic, tau, status)
         engine.release_batch(token)
     if mim is not None:
         tau = tau @ mim.Gv

@@ -106,14 +106,14 @@ def trajectory(m, r, s, q, v, TAU, per_step, dt, nsteps, A, bw, cw, KQ, KV, out5
 
 
 @pjit
-def simulate_many(mi, mf, R, S, Q0, V0, TAU, per_step, dt, nsteps, A, bw, cw, Q, V, E, result):
+def simulate_many(mb, R, S, Q0, V0, TAU, per_step, dt, nsteps, A, bw, cw, Q, V, E, result):
     """Every trajectory of the batch; result[b] = (steps done, status, joint)."""
     B = Q0.shape[0]
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mi, mf)
-        r = record_view(mi, R[c], 0)
-        s = scratch_view(mi, S[c], 0)
+        m = model_view(mb)
+        r = record_view(mb, R[c], 0)
+        s = scratch_view(mb, S[c], 0)
         q = s.qt
         v = s.vt
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
@@ -201,7 +201,7 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, f_ext=None):
     nchunk = engine.n_chunks(n)
     R = np.zeros((nchunk, model.record_size))
     S = np.zeros((nchunk, model.scratch_size))
-    simulate_many(model._mi, model._mf, R, S, q2, v2, TAU, per_step, dt, nsteps, A, bw, cw, Q, V, E, result)
+    simulate_many(model._mb, R, S, q2, v2, TAU, per_step, dt, nsteps, A, bw, cw, Q, V, E, result)
     sq = (lambda x: x[:, 0]) if B is None else (lambda x: x)
     failed = np.nonzero(result[:, 1] != 0)[0]
     if len(failed):
@@ -248,11 +248,11 @@ def _simulate_python(model, q, v, B, nsteps, dt, method, tau, f_ext):
         if model.has_mimic:
             mim = inputs.Mimic(model)
             out = np.empty((q2.shape[0], km.nq))
-            rates(km._mi, km._mf, mim.q(q2), mim.v(v2), out)
+            rates(km._mb, mim.q(q2), mim.v(v2), out)
             out = out[:, mim.own_q]
         else:
             out = np.empty(q2.shape)
-            rates(km._mi, km._mf, np.ascontiguousarray(q2), np.ascontiguousarray(v2), out)
+            rates(km._mb, np.ascontiguousarray(q2), np.ascontiguousarray(v2), out)
         return out.reshape(np.shape(q))
 
     Q[0], V[0], E[0] = q, v, energy(0.0, q, v)
@@ -287,7 +287,7 @@ def _normalize(model, q):
 
 
 @jit
-def rates(mi, mf, Q, V, out):
-    m = model_view(mi, mf)
+def rates(mb, Q, V, out):
+    m = model_view(mb)
     for b in range(Q.shape[0]):
         coordinate_rates(m, Q[b], V[b], out[b])

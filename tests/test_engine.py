@@ -1,0 +1,243 @@
+"""The engine: the model's packed tables, workspaces (ej.Data) and the stages they share, the
+fast path of single calls against the input layer, per-sample status of batches, and results
+independent of threads, chunking and concurrency."""
+import concurrent.futures
+
+import numba
+import numpy as np
+import pytest
+
+import ejce_nb as ej
+from ejce_nb import layout
+from conftest import random_state, random_tree
+
+J = ej.joints
+
+
+def _tree():
+    specs = [J.Revolute((0, 0, 1)), J.Spherical("ZYX"), J.Prismatic((1, 0, 0)), J.Spherical("quaternion"),
+             J.Free("quaternion"), J.Spherical("rotvec"), J.Universal((1, 0, 0), (0, 1, 0)), J.Fixed(),
+             J.Helical((0, 1, 0), 0.1), J.Planar()]
+    return random_tree(specs, np.random.default_rng(7))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return _tree()
+
+
+def _states(model, n, seed):
+    rng = np.random.default_rng(seed)
+    S = [random_state(model, rng) for _ in range(n)]
+    return tuple(np.array([s[k] for s in S]) for k in range(3))
+
+
+def _all(model, q, qd, qdd, **kw):
+    """Every public result at one state (or batch), as a dict of arrays."""
+    tau = ej.rnea(model, q, qd, qdd, **kw)
+    kin = ej.forward_kinematics(model, q, qd, qdd, **kw)
+    out = {"tau": tau, "M": ej.mass_matrix(model, q, **kw), "h": ej.nonlinear_effects(model, q, qd, **kw),
+           "qdd": ej.aba(model, q, qd, tau, **kw), "T": np.asarray(ej.kinetic_energy(model, q, qd, **kw)),
+           "J": ej.body_jacobian(model, q, model.nbodies, **kw)}
+    out.update({k: getattr(kin, k).copy() for k in ("R", "p", "omega", "v", "alpha", "a")})
+    jt = ej.joint_terms(model, q, qd, **kw)
+    out.update({"jt_" + k: getattr(jt, k).copy() for k in ("J", "sigma", "bias")})
+    return {k: np.array(v, copy=True) for k, v in out.items()}
+
+
+def _same(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+# ---------------------------------------------------------------------------- tables
+def test_model_tables_are_views_of_the_packed_buffers(model):
+    """The entity-prefixed tables and their API.md names are the same read-only arrays, and they
+    are where the kernels read them."""
+    assert model.parent is model.body_parent and model.jtype is model.jnt_type
+    assert model.q_start is model.jnt_qadr and model.v_start is model.jnt_dofadr
+    assert model.nq_joint is model.jnt_nq and model.nv_joint is model.jnt_nv
+    for name, *_ in layout.INT_TABLES:
+        a = getattr(model, name)
+        assert np.shares_memory(a, model._mi) and not a.flags.writeable, name
+    for name, *_ in layout.FLOAT_TABLES:
+        a = getattr(model, name)
+        assert np.shares_memory(a, model._mf) and not a.flags.writeable, name
+    # the derived tables: P_i in the parent's C frame, inertia about the origin of C
+    for i in range(1, model.nbodies + 1):
+        l = model.parent[i]
+        Ec = model.joint_C_rot[l] if l > 0 else np.eye(3)
+        cc = model.joint_C_pos[l] if l > 0 else np.zeros(3)
+        np.testing.assert_allclose(model.jnt_Xt[i], Ec.T @ model.joint_P_rot[i], atol=1e-15)
+        np.testing.assert_allclose(model.jnt_pt[i], Ec.T @ (model.joint_P_pos[i] - cc), atol=1e-15)
+        c = model.joint_C_rot[i].T @ (model.body_com[i] - model.joint_C_pos[i])
+        np.testing.assert_allclose(model.body_cC[i], c, atol=1e-15)
+        I = model.joint_C_rot[i].T @ model.body_inertia[i] @ model.joint_C_rot[i]
+        np.testing.assert_allclose(model.body_IC[i], I + model.body_mass[i] * (c @ c * np.eye(3) - np.outer(c, c)),
+                                   atol=1e-14)
+
+
+def test_every_joint_is_evaluated_by_the_path_of_its_kind(model):
+    from ejce_nb.ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW
+    want = {"Revolute": PATH_SCREW, "Spherical": None, "Prismatic": PATH_SCREW, "Free": PATH_QUAT,
+            "Universal": PATH_SCREW, "Fixed": PATH_FIXED, "Helical": PATH_SCREW, "Planar": PATH_SCREW}
+    for i in range(1, model.nbodies + 1):
+        spec = model.joint_specs[i]
+        kind = type(spec).__name__
+        if kind == "Spherical":
+            exp = {"ZYX": PATH_SCREW, "quaternion": PATH_QUAT, "rotvec": PATH_JETS}[spec.param]
+        else:
+            exp = want[kind]
+        assert model.jnt_path[i] == exp, (i, spec)
+
+
+# ---------------------------------------------------------------------------- Data
+def test_data_gives_the_same_results_bitwise_and_shares_stages(model):
+    q, qd, qdd = (x[0] for x in _states(model, 1, 1))
+    ref = _all(model, q, qd, qdd)
+    d = ej.Data(model)
+    _same(_all(model, q, qd, qdd, data=d), ref)
+    # every stage the calls produced is recorded for this state
+    hdr = d._w[:8]
+    assert hdr[layout.REC_POS] == hdr[layout.REC_VEL] == hdr[layout.REC_WORLD] == 1.0
+    # kinematics then rnea: rnea reuses the joints, twists and accelerations
+    d2 = ej.Data(model)
+    ej.forward_kinematics(model, q, qd, qdd, data=d2)
+    before = d2._w[:model.record_size].copy()
+    tau = ej.rnea(model, q, qd, qdd, data=d2)
+    np.testing.assert_array_equal(d2._w[:model.record_size], before)     # nothing recomputed
+    np.testing.assert_array_equal(tau, ref["tau"])
+    assert tau is d2._results["tau"]                                       # the Data's own array
+    # mass matrix then nonlinear effects: X and S are kept, only the velocity terms are added
+    d3 = ej.Data(model)
+    ej.mass_matrix(model, q, data=d3)
+    rec = layout.table(d3._w, model._mi, "S", (model.nv, 6)).copy()
+    assert d3._w[layout.REC_VEL] == 0.0
+    np.testing.assert_array_equal(ej.nonlinear_effects(model, q, qd, data=d3), ref["h"])
+    np.testing.assert_array_equal(layout.table(d3._w, model._mi, "S", (model.nv, 6)), rec)
+    assert d3._w[layout.REC_VEL] == 1.0
+
+
+def test_a_changed_state_is_never_served_from_the_record(model):
+    q, qd, qdd = (x[0] for x in _states(model, 1, 2))
+    d = ej.Data(model)
+    ej.rnea(model, q, qd, qdd, data=d)
+    q2, qd2, qdd2 = q.copy(), qd.copy(), qdd.copy()
+    for x, k in ((q2, 0), (qd2, 1), (qdd2, 2)):
+        x[1] += 1e-12                                  # the same arrays' values change
+        got = ej.rnea(model, q2, qd2, qdd2, data=d).copy()
+        np.testing.assert_array_equal(got, ej.rnea(model, q2, qd2, qdd2))
+    ej.rnea(model, q, qd, qdd, data=d, t=0.5)          # and so does time
+    np.testing.assert_array_equal(ej.rnea(model, q, qd, qdd, data=d, t=0.5), ej.rnea(model, q, qd, qdd, t=0.5))
+
+
+def test_batch_data_keeps_one_record_per_state(model):
+    Q, V, A = _states(model, 5, 3)
+    d = ej.Data(model, batch=5)
+    assert d.nbytes >= 5 * model.record_size * 8
+    ref = _all(model, Q, V, A)
+    _same(_all(model, Q, V, A, data=d), ref)
+    assert np.all(d._R[:, layout.REC_POS] == 1.0)
+    with pytest.raises(ValueError, match="batch of 5"):
+        ej.rnea(model, Q[:3], V[:3], A[:3], data=d)
+    with pytest.raises(ValueError, match="one state"):
+        ej.rnea(model, Q[0], V[0], A[0], data=d)
+    with pytest.raises(ValueError, match="another model"):
+        ej.rnea(_tree(), Q, V, A, data=d)
+    with pytest.raises(ValueError, match="positive integer"):
+        ej.Data(model, batch=0)
+
+
+# ---------------------------------------------------------------------------- the fast path
+def test_any_array_like_gives_the_results_of_float_arrays(model):
+    """The fast path of a single call takes float64 C-contiguous writeable arrays as they are;
+    everything else goes through the input layer and gives the same result."""
+    q, qd, qdd = (x[0] for x in _states(model, 1, 4))
+    ref = ej.rnea(model, q, qd, qdd)
+    ro = q.copy()
+    ro.flags.writeable = False
+    strided = np.repeat(q, 2)[::2]
+    for qq in (ro, strided, list(q)):
+        np.testing.assert_array_equal(ej.rnea(model, qq, qd, qdd), ref)
+    q32 = q.astype(np.float32)
+    np.testing.assert_array_equal(ej.rnea(model, q32, qd, qdd), ej.rnea(model, q32.astype(np.float64), qd, qdd))
+    np.testing.assert_array_equal(ej.aba(model, ro, qd, ref), ej.aba(model, q, qd, ref))
+    np.testing.assert_array_equal(ej.forward_kinematics(model, strided, qd, qdd).a,
+                                  ej.forward_kinematics(model, q, qd, qdd).a)
+    np.testing.assert_array_equal(ej.rnea(model, q, qd, qdd, t=np.float64(0.0)), ref)
+    np.testing.assert_array_equal(ej.rnea(model, q, qd, qdd, t=0), ref)
+
+
+# ---------------------------------------------------------------------------- batches
+def test_batch_equals_loop_bitwise_whatever_the_thread_count(model):
+    Q, V, A = _states(model, 37, 5)
+    loop = [_all(model, Q[b], V[b], A[b]) for b in range(len(Q))]
+    maxth = numba.config.NUMBA_NUM_THREADS
+    try:
+        for th in sorted({1, maxth}):
+            numba.set_num_threads(th)
+            batch = _all(model, Q, V, A)
+            for b in range(len(Q)):
+                _same({k: v[b] for k, v in batch.items()}, loop[b])
+    finally:
+        numba.set_num_threads(maxth)
+
+
+def test_concurrent_calls_from_python_threads_equal_serial_calls(model):
+    Q, V, A = _states(model, 64, 6)
+    serial = [ej.rnea(model, Q[b], V[b], A[b]) for b in range(64)]
+    serial_aba = [ej.aba(model, Q[b], V[b], serial[b]) for b in range(64)]
+
+    def work(b):
+        return [(ej.rnea(model, Q[b], V[b], A[b]), ej.aba(model, Q[b], V[b], serial[b])) for _ in range(20)]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(work, range(64)))
+    for b, res in enumerate(results):
+        for tau, qdd in res:
+            np.testing.assert_array_equal(tau, serial[b])
+            np.testing.assert_array_equal(qdd, serial_aba[b])
+
+
+def test_flagged_batches_compute_the_good_samples_and_name_the_bad(model):
+    Q, V, A = _states(model, 8, 7)
+    tau = ej.rnea(model, Q, V, A)
+    qs = model.q_slice(model.joint_index("j4"))             # the spherical quaternion joint
+    bad_q = Q.copy()
+    bad_q[1, 0] = np.nan                                    # non-finite coordinate
+    bad_q[3, qs] *= 3.0                                      # quaternion far from unit
+    bad_v = V.copy()
+    bad_v[5, 2] = np.inf
+    res, st = ej.rnea(model, bad_q, bad_v, A, errors="flag")
+    assert st.dtype.kind == "i" and st.shape == (8,)
+    assert list(st) == [0, ej.Status.NONFINITE_INPUT, 0, ej.Status.QUATERNION_NOT_UNIT, 0,
+                        ej.Status.NONFINITE_INPUT, 0, 0]
+    good = st == 0
+    np.testing.assert_array_equal(res[good], tau[good])
+    assert np.all(np.isnan(res[~good]))
+    with pytest.raises(ValueError, match=r"^q contains NaN or inf.*sample 1"):
+        ej.rnea(model, bad_q, bad_v, A)
+    for f, args in ((ej.aba, (bad_q, bad_v, tau)), (ej.mass_matrix, (bad_q,)),
+                    (ej.forward_kinematics, (bad_q, bad_v)), (ej.kinetic_energy, (bad_q, bad_v)),
+                    (ej.body_jacobian, (bad_q, 3)), (ej.nonlinear_effects, (bad_q, bad_v))):
+        out, st2 = f(model, *args, errors="flag")
+        assert st2[1] == ej.Status.NONFINITE_INPUT and st2[3] == ej.Status.QUATERNION_NOT_UNIT
+        assert st2[0] == 0
+    with pytest.raises(ValueError, match="errors"):
+        ej.rnea(model, Q, V, A, errors="ignore")
+
+
+def test_flagged_singular_samples(model):
+    """Gimbal lock of the Z-Y-X joint in one sample: aba flags it, the others are computed."""
+    Q, V, A = _states(model, 4, 8)
+    tau = ej.rnea(model, Q, V, A)
+    zyx = model.joint_index("j2")
+    qs = model.q_slice(zyx)
+    Q[2, qs.start + 1] = np.pi / 2
+    qdd, st = ej.aba(model, Q, V, tau, errors="flag")
+    assert list(st) == [0, 0, ej.Status.SINGULAR_JOINT, 0]
+    np.testing.assert_array_equal(qdd[[0, 1, 3]], ej.aba(model, Q[[0, 1, 3]], V[[0, 1, 3]], tau[[0, 1, 3]]))
+    assert np.all(np.isnan(qdd[2]))
+    with pytest.raises(ej.SingularJointError, match=r"1 of 4 samples.*sample 2, joint .j2."):
+        ej.aba(model, Q, V, tau)
