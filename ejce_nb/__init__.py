@@ -15,3 +15,5 @@ from .energy import kinetic_energy, potential_energy, center_of_mass
 from .simulate import simulate, Trajectory, SimulationError
 from .urdf import load_urdf
 from . import models
+from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
+                    StreamRNG)
