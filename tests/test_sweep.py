@@ -288,7 +288,8 @@ def test_every_stored_row_is_the_batch_api_on_the_stored_inputs(zoo_model, zoo_s
         assert np.array_equal(pose[:, 3], np.tile([0.0, 0.0, 0.0, 1.0], (len(q), 1)))
     assert np.array_equal(np.asarray(r["body_jacobian:twin"]), ej.body_jacobian(m, q, "twin"))
     # a body by index names the same pose
-    assert np.array_equal(np.asarray(r[f"forward_kinematics:{m.body_index('tip')}"]), np.asarray(r["forward_kinematics:tip"]))
+    by_index = r[f"forward_kinematics:{m.body_index('tip')}"]
+    assert np.array_equal(np.asarray(by_index), np.asarray(r["forward_kinematics:tip"]))
 
 
 def test_sampled_times_drive_a_rheonomic_model(tmp_path):
@@ -650,7 +651,8 @@ def test_progress_falls_back_to_lines_without_tqdm(arm, tmp_path, monkeypatch, c
 
 def test_importing_and_a_local_sweep_need_no_optional_dependency(tmp_path):
     code = ("import sys, numpy as np, ejce_nb as ej\n"
-            f"r = ej.sweep(ej.models.load('arm7'), 300, ['rnea'], {str(tmp_path / 's')!r}, chunk_size=100, progress=False)\n"
+            f"r = ej.sweep(ej.models.load('arm7'), 300, ['rnea'], {str(tmp_path / 's')!r}, chunk_size=100,\n"
+            "             progress=False)\n"
             "s = r.summary(); a = np.asarray(r['rnea'])\n"
             "print(sorted(m for m in ('zarr', 'dask', 'distributed', 'tqdm', 'matplotlib') if m in sys.modules))\n")
     env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -663,12 +665,16 @@ def test_importing_and_a_local_sweep_need_no_optional_dependency(tmp_path):
 # ---------------------------------------------------------------------------- Dask
 @pytest.fixture(scope="module")
 def client():
+    import dask
     from dask.distributed import Client, LocalCluster
-    env = {"PYTHONPATH": PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # set before each worker's interpreter starts (numba reads them when imported); one Numba
+    # thread per worker process, so that two workers share the cores instead of fighting for them
+    env = {"PYTHONPATH": PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "NUMBA_NUM_THREADS": "1"}
     if os.environ.get("NUMBA_CACHE_DIR"):
         env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           env=env, silence_logs=logging.ERROR)
+    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in env.items()}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
     c = Client(cluster)
     try:
         yield c
