@@ -16,3 +16,5 @@ from .energy import kinetic_energy, potential_energy, center_of_mass
 from .simulate import simulate, Trajectory, SimulationError
 from .urdf import InertiaWarning, load_urdf
 from . import models
+from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
+                    StreamRNG)

@@ -1,0 +1,716 @@
+"""Monte Carlo sweeps: each sample's random stream against numpy's Philox, the documented input
+distributions, bitwise invariance to chunking, threads and Dask workers, every stored output
+against the batch API on the stored inputs, resume after SIGKILL, refused arguments, bounded
+memory, failing chunks, summaries, the zarr format and the command line."""
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from scipy import stats
+
+import ejce_nb as ej
+from ejce_nb import cli
+from ejce_nb.joints import Composite, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, Revolute, Rot
+from ejce_nb.joints import Spherical, Trans, Translation, Universal
+from ejce_nb.sweep import StreamRNG, _Lock, _key, normal_rows, philox4x64, uniform_rows
+
+PKG_ROOT = str(Path(ej.__file__).resolve().parent.parent)
+TESTS = str(Path(__file__).resolve().parent)
+ALL = ["rnea", "aba", "mass_matrix", "nonlinear_effects", "kinetic_energy", "joint_terms",
+       "forward_kinematics:tip", "forward_kinematics:hand", "body_jacobian:twin"]
+U64 = 2 ** 64
+
+
+def inertia(a=0.02, b=0.03, c=0.04):
+    return np.diag([a, b, c])
+
+
+def zoo():
+    """Every joint kind and every rotation parameterisation, limits on some coordinates, a mimic
+    joint and a composite joint; every body has mass, so the dynamics is regular."""
+    T = ej.Transform
+    b = ej.ModelBuilder()
+    b.add_body("base", joint=Free("quaternion"), mass=3.0, inertia=inertia(0.1, 0.12, 0.15))
+    b.add_body("slider", parent="base", joint=Prismatic((1.0, 0.0, 0.0)), mass=0.5, inertia=inertia())
+    b.add_body("wrist", parent="slider", joint=Spherical("ZXZ"), placement=T(translation=(0.0, 0.0, 0.2)),
+               mass=0.7, com=(0.0, 0.0, 0.1), inertia=inertia())
+    b.add_body("hand", parent="wrist", joint=Spherical("xyz"), placement=T(translation=(0.0, 0.0, 0.3)),
+               mass=0.4, com=(0.05, 0.0, 0.0), inertia=inertia(), q_lower=[-1.0, -2.0, None],
+               q_upper=[1.0, 2.0, None])
+    b.add_body("ball", parent="base", joint=Spherical("mrp"), mass=0.6, com=(0.1, 0.0, 0.0), inertia=inertia())
+    b.add_body("gibbs", parent="ball", joint=Spherical("rodrigues"), placement=T(translation=(0.2, 0.0, 0.0)),
+               mass=0.3, com=(0.0, 0.1, 0.0), inertia=inertia())
+    b.add_body("drone", parent="base", joint=Free("rotvec"), mass=0.8, inertia=inertia())
+    b.add_body("table", parent="base", joint=Planar(), mass=1.0, inertia=inertia())
+    b.add_body("screw", parent="table", joint=Helical((0.0, 0.0, 1.0), 0.05), mass=0.3, inertia=inertia(),
+               q_lower=[-0.5], q_upper=[0.5])
+    b.add_body("sleeve", parent="screw", joint=Cylindrical((0.0, 1.0, 0.0)), mass=0.3, inertia=inertia())
+    b.add_body("cardan", parent="sleeve", joint=Universal((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)), mass=0.3,
+               inertia=inertia())
+    b.add_body("finger", parent="cardan", joint=Revolute((0.0, 0.0, 1.0)), placement=T(translation=(0.1, 0, 0)),
+               mass=0.2, com=(0.05, 0.0, 0.0), inertia=inertia(), q_lower=[0.0], q_upper=[1.0])
+    b.add_body("twin", parent="cardan", joint=Revolute((0.0, 0.0, 1.0)), placement=T(translation=(-0.1, 0, 0)),
+               mass=0.2, com=(-0.05, 0.0, 0.0), inertia=inertia(), mimic=("finger_joint", -1.0, 0.1))
+    b.add_body("knee", parent="finger", joint=Composite(
+        [Trans((1.0, 0.0, 0.0), ej.fn.Spline(0, [-1.0, 0.0, 1.0], [0.0, 0.01, 0.0])),
+         Rot((0.0, 0.0, 1.0), ej.fn.Linear([1.0]))], 1), mass=0.2, com=(0.0, 0.05, 0.0), inertia=inertia())
+    b.add_body("stack", parent="knee", joint=Translation(), mass=0.2, inertia=inertia())
+    b.add_body("tip", parent="stack", joint=Fixed(), placement=T(translation=(0.0, 0.1, 0.0)), mass=0.1,
+               inertia=inertia())
+    return b.build()
+
+
+def arrays(result):
+    return {name: np.asarray(result[name]) for name in result.arrays}
+
+
+def assert_same_bits(a, b):
+    x, y = arrays(a), arrays(b)
+    assert x.keys() == y.keys()
+    for name in x:
+        assert x[name].shape == y[name].shape, name
+        assert np.array_equal(x[name], y[name]), name
+        assert x[name].tobytes() == y[name].tobytes(), name
+
+
+def slow_qd(rng, size):
+    """A qd sampler that can be slowed down (for the kill test) without changing its code."""
+    time.sleep(float(os.environ.get("EJCE_NB_TEST_SWEEP_DELAY", "0")))
+    return rng.standard_normal((size, 7))
+
+
+@pytest.fixture(scope="module")
+def zoo_model():
+    return zoo()
+
+
+@pytest.fixture(scope="module")
+def zoo_sweep(zoo_model, tmp_path_factory):
+    return ej.sweep(zoo_model, 1201, ALL, tmp_path_factory.mktemp("zoo") / "one", chunk_size=1201,
+                    progress=False)
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return ej.models.load("arm7")
+
+
+# ---------------------------------------------------------------------------- random streams
+def test_philox_blocks_are_numpys_and_each_sample_is_a_numpy_generator():
+    rng = np.random.default_rng(7)
+    key = np.random.SeedSequence(11).generate_state(2, np.uint64)
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    cases = [(int(rng.integers(1, 2 ** 63)), int(rng.integers(0, 2 ** 63))) for _ in range(50)]
+    cases += [(0, 5), (U64 - 1, 3), (1, 0)]
+    for block, sample in cases:
+        mine = philox4x64(np.uint64(block), np.uint64(sample), np.uint64(0), np.uint64(0), k0, k1)
+        # numpy's counter is incremented (with carry) before each block
+        start = (block + U64 * sample - 1) % 2 ** 256
+        ctr = np.array([(start >> (64 * i)) % U64 for i in range(4)], dtype=np.uint64)
+        ref = np.random.Philox(key=key, counter=ctr).random_raw(4)
+        assert [int(x) for x in mine] == [int(x) for x in ref], (block, sample)
+    # the uniform words of sample s are numpy's Generator(Philox(key, counter at s)).random()
+    u = np.empty((6, 11))
+    uniform_rows(k0, k1, 1000, u)
+    for i in range(6):
+        s = 1000 + i
+        ctr = np.array([U64 - 1, s - 1, 0, 0], dtype=np.uint64)
+        ref = np.random.Generator(np.random.Philox(key=key, counter=ctr)).random(11)
+        assert np.array_equal(u[i], ref)
+
+
+def test_normals_are_standard_normal_and_each_row_its_own_stream():
+    k0, k1 = _key((3,), "qd", 0)
+    z = np.empty((300_000, 4))
+    normal_rows(k0, k1, 0, z)
+    x = z.ravel()
+    assert abs(x.mean()) < 5 / np.sqrt(x.size)
+    assert abs(x.std() - 1.0) < 5 / np.sqrt(2 * x.size)
+    assert stats.kstest(x, "norm").pvalue > 1e-3
+    # tail beyond the ziggurat's base strip, and a chi-square over the whole range
+    r = 3.6541528853610088
+    p = 2 * stats.norm.sf(r)
+    assert abs(np.mean(np.abs(x) > r) - p) < 5 * np.sqrt(p / x.size)
+    h, e = np.histogram(x, bins=120, range=(-4.5, 4.5))
+    expect = x.size * np.diff(stats.norm.cdf(e))
+    assert stats.chi2.sf(np.sum((h - expect) ** 2 / expect), len(h) - 1) > 1e-3
+    # rows drawn on their own equal the rows of the big draw
+    part = np.empty((777, 4))
+    normal_rows(k0, k1, 123_456, part)
+    assert np.array_equal(part, z[123_456:123_456 + 777])
+
+
+def test_stream_rng_rows_belong_to_samples():
+    full, part = StreamRNG((5,), "q", 0, 100), StreamRNG((5,), "q", 40, 25)
+    for draw in (lambda g, m: g.random((m, 3)), lambda g, m: g.standard_normal(m),
+                 lambda g, m: g.uniform(-2.0, [1.0, 2.0], (m, 2)), lambda g, m: g.normal(1.0, 3.0, (m, 2, 2)),
+                 lambda g, m: g.integers(3, 9, (m, 4))):
+        a, b = draw(full, 100), draw(part, 25)
+        assert np.array_equal(a[40:65], b)
+    assert np.array_equal(part.indices, np.arange(40, 65))
+    ints = StreamRNG((5,), "x", 0, 5000).integers(3, 9, 5000)
+    assert ints.min() == 3 and ints.max() == 8
+    with pytest.raises(ValueError, match="one row per sample"):
+        part.random((24, 3))
+
+
+# ---------------------------------------------------------------------------- input distributions
+def test_default_inputs_follow_the_documented_distributions(zoo_model, tmp_path):
+    model = zoo_model
+    n = 20_000
+    res = ej.sweep(model, n, ["rnea"], tmp_path / "s", chunk_size=7000, progress=False)
+    q, qd, qdd = (np.asarray(res[k]) for k in ("q", "qd", "qdd"))
+    assert res.inputs == ("q", "qd", "qdd")
+    for j in range(1, model.nbodies + 1):
+        sl, spec = model.q_slice(j), model.joint_specs[j].to_dict()
+        if sl.stop == sl.start:
+            continue
+        name = model.joint_names[j]
+        lo, hi = model.q_lower[sl], model.q_upper[sl]
+        block = q[:, sl]
+        param = spec.get("param")
+        rot = slice(3 if spec["type"] == "Free" else 0, None)
+        if param in ("quaternion", "rotvec", "rodrigues", "mrp"):
+            if param == "quaternion":
+                assert np.abs(np.linalg.norm(block[:, rot], axis=1) - 1.0).max() < 1e-15
+            # a rotation uniform on SO(3) has E[R] = 0
+            R = ej.joint_terms(model, q).R[:, j]
+            assert np.abs(R.mean(axis=0)).max() < 0.03, name
+        euler = param is not None and param.upper() in ej.joints.EULER_SEQUENCES
+        for k in range(block.shape[1]):
+            col = block[:, k]
+            in_rotation = param is not None and (spec["type"] != "Free" or k >= 3)
+            if in_rotation and (not euler or k == block.shape[1] - 2):
+                continue            # rotations on SO(3), and Euler middle angles: checked below
+            if np.isfinite(lo[k]):
+                assert col.min() >= lo[k] and col.max() < hi[k], (name, k)
+                assert col.min() < lo[k] + 0.01 * (hi[k] - lo[k]) and col.max() > hi[k] - 0.01 * (hi[k] - lo[k])
+            else:
+                is_len = (spec["type"] in ("Prismatic", "Translation") or (spec["type"] == "Free" and k < 3)
+                          or (spec["type"] == "Planar" and k < 2) or (spec["type"] == "Cylindrical" and k == 1))
+                h = 1.0 if is_len else np.pi
+                assert col.min() >= -h and col.max() < h, (name, k)
+                assert col.min() < -0.99 * h and col.max() > 0.99 * h, (name, k)
+        if euler:
+            # away from gimbal lock: |det| of the angle-rate Jacobian >= sin(margin), and close to it
+            J = ej.joint_terms(model, q).J[:, :3, model.expanded().v_slice(j)][:, :, -3:]
+            det = np.abs(np.linalg.det(J))
+            assert det.min() >= np.sin(0.1) - 1e-12, name
+            assert det.min() < np.sin(0.1) + 0.01, name
+    for x in (qd, qdd):
+        assert np.abs(x.mean(axis=0)).max() < 5 / np.sqrt(n)
+        assert np.abs(x.std(axis=0) - 1.0).max() < 5 / np.sqrt(2 * n)
+    # the allowed middle angles of 'xyz' within its limits [-2, 2]: three intervals, all used
+    mid = q[:, model.q_slice("hand_joint")][:, 1]
+    assert (mid < -np.pi / 2 - 0.1).any() and (mid > np.pi / 2 + 0.1).any() and (np.abs(mid) < 1).any()
+    assert not (np.abs(np.abs(mid) - np.pi / 2) < 0.1).any()
+
+
+def test_normal_uniform_array_and_function_samplers(tmp_path):
+    h = ej.models.load("humanoid")
+    rng = np.random.default_rng(0)
+    q0 = np.array(ej.models.random_states(h, 1, 5)[0][0])
+    for j, sl in h.quaternion_blocks():
+        v = rng.normal(size=4)
+        q0[sl] = v / np.linalg.norm(v)
+    res = ej.sweep(h, 500, ["kinetic_energy"], tmp_path / "g", sampler=ej.Normal(q0, std=1e-3),
+                   chunk_size=200, progress=False)
+    q = np.asarray(res["q"])
+    quat = np.zeros(h.nq, dtype=bool)
+    for j, sl in h.quaternion_blocks():
+        quat[sl] = True
+        dot = np.abs(q[:, sl] @ q0[sl])
+        assert np.abs(np.linalg.norm(q[:, sl], axis=1) - 1).max() < 1e-15
+        angle = 2 * np.arccos(np.minimum(dot, 1.0))
+        assert 0 < angle.mean() < 6e-3
+    d = q[:, ~quat] - q0[~quat]
+    assert abs(d.std() - 1e-3) < 1e-4 and np.abs(d).max() < 6e-3
+
+    arm = ej.models.load("arm7")
+    Q = ej.models.random_states(arm, 300, 1)[0]
+    f = lambda rng, size: rng.normal(0.0, 2.0, (size, 7))  # noqa: E731
+    runs = [ej.sweep(arm, 300, ["rnea", "aba"], tmp_path / f"a{cs}", chunk_size=cs, progress=False,
+                     sampler=ej.Sampler(q=Q, qd=f, tau=ej.Uniform(-1.0, 1.0))) for cs in (300, 7)]
+    assert_same_bits(*runs)
+    assert np.array_equal(np.asarray(runs[0]["q"]), Q)
+    assert abs(np.asarray(runs[0]["qd"]).std() - 2.0) < 0.15
+    tau = np.asarray(runs[0]["tau"])
+    assert tau.min() >= -1.0 and tau.max() < 1.0
+    qdd = np.asarray(runs[0]["qdd"])                       # still the default: standard normal
+    assert abs(qdd.std() - 1.0) < 0.1
+
+
+# ---------------------------------------------------------------------------- reproducibility
+def test_same_seed_same_bits_whatever_the_chunk_size(zoo_model, zoo_sweep, tmp_path):
+    for cs in (400, 97):            # 1201 = 3 * 400 + 1: a last chunk of one state
+        other = ej.sweep(zoo_model, 1201, ALL, tmp_path / f"c{cs}", chunk_size=cs, progress=False)
+        assert other.nchunks == -(-1201 // cs)
+        assert_same_bits(zoo_sweep, other)
+    reseeded = ej.sweep(zoo_model, 1201, ALL, tmp_path / "seed", chunk_size=400, seed=1, progress=False)
+    assert not np.array_equal(np.asarray(reseeded["q"]), np.asarray(zoo_sweep["q"]))
+
+
+def test_same_seed_same_bits_whatever_the_thread_count(zoo_model, zoo_sweep, tmp_path):
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ej.sweep(zoo_model, 1201, ALL, tmp_path / "t1", chunk_size=600, progress=False)
+    finally:
+        numba.set_num_threads(threads)
+    assert_same_bits(zoo_sweep, one)
+
+
+def test_every_stored_row_is_the_batch_api_on_the_stored_inputs(zoo_model, zoo_sweep):
+    m, r = zoo_model, zoo_sweep
+    q, qd, qdd, tau = (np.asarray(r[k]) for k in ("q", "qd", "qdd", "tau"))
+    assert np.array_equal(np.asarray(r["rnea"]), ej.rnea(m, q, qd, qdd))
+    assert np.array_equal(np.asarray(r["aba"]), ej.aba(m, q, qd, tau))
+    assert np.array_equal(np.asarray(r["mass_matrix"]), ej.mass_matrix(m, q))
+    assert np.array_equal(np.asarray(r["nonlinear_effects"]), ej.nonlinear_effects(m, q, qd))
+    assert np.array_equal(np.asarray(r["kinetic_energy"]), ej.kinetic_energy(m, q, qd))
+    terms = ej.joint_terms(m, q, qd)
+    for f in ("J", "sigma", "bias"):
+        assert np.array_equal(np.asarray(getattr(r["joint_terms"], f)), getattr(terms, f))
+    kin = ej.forward_kinematics(m, q)
+    for body in ("tip", "hand"):
+        pose = np.asarray(r[f"forward_kinematics:{body}"])
+        i = m.body_index(body)
+        assert np.array_equal(pose[:, :3, :3], kin.R[:, i]) and np.array_equal(pose[:, :3, 3], kin.p[:, i])
+        assert np.array_equal(pose[:, 3], np.tile([0.0, 0.0, 0.0, 1.0], (len(q), 1)))
+    assert np.array_equal(np.asarray(r["body_jacobian:twin"]), ej.body_jacobian(m, q, "twin"))
+    # a body by index names the same pose
+    by_index = r[f"forward_kinematics:{m.body_index('tip')}"]
+    assert np.array_equal(np.asarray(by_index), np.asarray(r["forward_kinematics:tip"]))
+
+
+def test_sampled_times_drive_a_rheonomic_model(tmp_path):
+    m = ej.models.load("driven")
+    res = ej.sweep(m, 900, ["rnea", "forward_kinematics:pendulum2"], tmp_path / "t", chunk_size=250,
+                   sampler=ej.Sampler(t=ej.Uniform(0.0, 2.0)), progress=False)
+    t = np.asarray(res["t"])
+    assert res.inputs == ("q", "qd", "qdd", "t") and t.shape == (900,) and 0 <= t.min() and t.max() < 2
+    q, qd, qdd = (np.asarray(res[k]) for k in ("q", "qd", "qdd"))
+    assert np.array_equal(np.asarray(res["rnea"]), ej.rnea(m, q, qd, qdd, t=t))
+    assert not np.array_equal(np.asarray(res["rnea"]), ej.rnea(m, q, qd, qdd, t=0.0))
+    fixed = ej.sweep(m, 900, ["rnea"], tmp_path / "t0", chunk_size=900, t=0.5, progress=False)
+    assert "t" not in fixed.inputs and fixed.t == 0.5
+    assert np.array_equal(np.asarray(fixed["rnea"]), ej.rnea(m, q, qd, qdd, t=0.5))
+
+
+def test_tolerance_study_stores_parameters_and_rebuilds_each_model(arm, tmp_path):
+    tol = ej.Tolerances(mass=0.05, com=0.002, length=0.01, offset=0.001, angle=0.002, group=7)
+    res = ej.sweep(arm, 60, ["rnea", "forward_kinematics:link8"], tmp_path / "tol", sampler=tol,
+                   chunk_size=25, progress=False)
+    again = ej.sweep(arm, 60, ["rnea", "forward_kinematics:link8"], tmp_path / "tol60", sampler=tol,
+                     chunk_size=60, progress=False)
+    assert_same_bits(res, again)
+    assert set(res.inputs) == {"q", "qd", "qdd", "mass", "com", "placement", "placement_angle"}
+    mass = np.asarray(res["mass"])
+    massive = arm.body_mass[1:] > 0                        # a massless body stays massless
+    assert mass.shape == (60, arm.nbodies) and mass[:, massive].min() > 0 and not mass[:, ~massive].any()
+    groups = np.arange(60) // 7
+    for g in np.unique(groups):
+        rows = np.nonzero(groups == g)[0]
+        assert np.all(mass[rows] == mass[rows[0]])
+        model = res.sample_model(int(rows[0]))
+        assert np.array_equal(model.body_mass[1:], mass[rows[0]])
+        q, qd, qdd = (np.asarray(res[k])[rows] for k in ("q", "qd", "qdd"))
+        assert np.array_equal(np.asarray(res["rnea"])[rows], ej.rnea(model, q, qd, qdd))
+        pose = np.asarray(res["forward_kinematics:link8"])[rows]
+        assert np.array_equal(pose[:, :3, 3], ej.forward_kinematics(model, q).p[:, arm.body_index("link8")])
+    assert len(np.unique(mass[:, 3])) == len(np.unique(groups))
+    rel = mass[:, massive] / arm.body_mass[1:][massive]
+    assert 0.03 < np.log(rel).std() < 0.07
+    only = ej.sweep(arm, 20, ["rnea"], tmp_path / "some", chunk_size=20, progress=False,
+                    sampler=ej.Tolerances(mass=0.1, bodies=["link[1-3]"]))
+    assert np.asarray(only["mass"]).shape == (20, 3)
+    assert np.array_equal(only.sample_model(4).body_mass[5:], arm.body_mass[5:])
+
+
+# ---------------------------------------------------------------------------- resume
+KILL_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+import ejce_nb as ej
+from test_sweep import slow_qd
+ej.sweep(ej.models.load("arm7"), {n}, ["rnea", "aba"], {out!r}, chunk_size={cs},
+         sampler=ej.Sampler(qd=slow_qd), progress=False)
+"""
+
+
+def _done(path):
+    d = os.path.join(path, ".sweep", "done", "c")
+    return sorted(int(x) for x in os.listdir(d)) if os.path.isdir(d) else []
+
+
+def test_resume_after_sigkill_completes_with_every_chunk_once(arm, tmp_path):
+    n, cs = 4000, 500
+    kw = dict(chunk_size=cs, sampler=ej.Sampler(qd=slow_qd), progress=False)
+    whole = ej.sweep(arm, n, ["rnea", "aba"], tmp_path / "whole", **kw)    # also warms the kernel cache
+    out = str(tmp_path / "killed")
+    env = dict(os.environ, EJCE_NB_TEST_SWEEP_DELAY="0.4",
+               PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT.format(tests=TESTS, n=n, out=out, cs=cs)],
+                            env=env, cwd=PKG_ROOT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        while len(_done(out)) < 2:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the sweep in the subprocess did not progress"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        proc.stderr.close()
+    before = _done(out)
+    assert 2 <= len(before) < n // cs, before
+    kept = {k: os.stat(os.path.join(out, "rnea", "c", str(k), "0")).st_ino for k in before}
+    resumed = ej.sweep(arm, n, ["rnea", "aba"], out, **kw)
+    assert resumed.run_info["resumed_chunks"] == len(before)
+    assert resumed.complete and _done(out) == list(range(n // cs))
+    assert_same_bits(resumed, whole)
+    # the finished chunks were not written again, and every chunk has exactly its one file
+    assert {k: os.stat(os.path.join(out, "rnea", "c", str(k), "0")).st_ino for k in before} == kept
+    for name in resumed.arrays:
+        for k in range(n // cs):
+            assert os.listdir(os.path.join(out, name, "c", str(k))) == ["0"], (name, k)
+    leftovers = [f for _, _, files in os.walk(out) for f in files if f.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_rerun_skips_finished_chunks_and_redoes_only_a_lost_one(arm, tmp_path):
+    out = tmp_path / "s"
+    first = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
+    bits = arrays(first)
+    inode = lambda k: os.stat(out / "rnea" / "c" / str(k) / "0").st_ino  # noqa: E731
+    before = [inode(k) for k in range(4)]
+    again = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
+    assert again.run_info == {"computed": 0, "seconds": again.run_info["seconds"], "chunks": 0, "resumed_chunks": 4}
+    assert [inode(k) for k in range(4)] == before
+    # chunk 2 half-written: its marker gone, one file missing, a temporary file left over
+    os.remove(out / ".sweep" / "done" / "c" / "2")
+    os.remove(out / "q" / "c" / "2" / "0")
+    (out / ".sweep" / "tmp" / "123.456.abcd.tmp").write_bytes(b"partial")
+    assert not ej.open_sweep(out).complete and ej.open_sweep(out).missing() == [(1000, 1500)]
+    again = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
+    assert again.run_info["chunks"] == 1 and again.complete
+    after = [inode(k) for k in range(4)]
+    assert after[:2] == before[:2] and after[3] == before[3] and after[2] != before[2]
+    assert os.listdir(out / "rnea" / "c" / "2") == ["0"] and os.listdir(out / ".sweep" / "tmp") == ["zarr.json"]
+    for name, a in arrays(again).items():
+        assert np.array_equal(a, bits[name]), name
+
+
+def test_different_arguments_on_a_sweep_are_refused(arm, tmp_path):
+    out = tmp_path / "s"
+    ej.sweep(arm, 1000, ["rnea", "aba"], out, chunk_size=300, progress=False)
+    heavier = ej.Model.from_dict({**arm.to_dict(), "gravity": [0.0, 0.0, -9.8]})
+    for kwargs, words in (
+            (dict(n=1001), "n: stored 1000, given 1001"),
+            (dict(seed=2), "seed: stored [0], given [2]"),
+            (dict(chunk_size=200), "chunk_size: stored 300, given 200"),
+            (dict(quantities=["rnea"]), "quantities: stored ['rnea', 'aba'], given ['rnea']"),
+            (dict(t=1.0), "t: stored 0.0, given 1.0"),
+            (dict(model=heavier), "the model differs"),
+            (dict(sampler=ej.Normal(std=0.1)), "sampler of q"),
+            (dict(sampler=ej.Sampler(tau=ej.Normal(std=2.0))), "sampler of tau")):
+        args = dict(model=arm, n=1000, quantities=["rnea", "aba"], out=out, chunk_size=300, progress=False)
+        args.update(kwargs)
+        with pytest.raises(ValueError, match="holds a different sweep") as e:
+            ej.sweep(**args)
+        assert words in str(e.value)
+    assert arrays(ej.open_sweep(out))["rnea"].shape == (1000, 7)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not an ejce_nb sweep .*notes.txt"):
+        ej.sweep(arm, 10, ["rnea"], foreign, progress=False)
+    with pytest.raises(ValueError, match="exists and is not a directory"):
+        ej.sweep(arm, 10, ["rnea"], foreign / "notes.txt", progress=False)
+    with _Lock(str(out)):
+        with pytest.raises(ValueError, match="being written by another process"):
+            ej.sweep(arm, 1000, ["rnea", "aba"], out, chunk_size=300, progress=False)
+
+
+# ---------------------------------------------------------------------------- memory
+def test_memory_stays_bounded_by_a_few_chunks(arm, tmp_path):
+    cs, nchunks = 10_000, 30
+    chunk_bytes = cs * 6 * arm.nv * 8                  # q, qd, qdd, tau, rnea, aba of one chunk
+    ej.sweep(arm, 2 * cs, ["rnea", "aba"], tmp_path / "warm", chunk_size=cs, progress=False)
+    tracemalloc.start()
+    try:
+        res = ej.sweep(arm, nchunks * cs, ["rnea", "aba"], tmp_path / "big", chunk_size=cs, progress=False)
+        peak_sweep = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        s = res.summary()
+        peak_summary = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.complete and s["aba"].count == nchunks * cs
+    assert peak_sweep < 6 * chunk_bytes, (peak_sweep, chunk_bytes)
+    assert peak_summary < 3 * chunk_bytes, (peak_summary, chunk_bytes)
+    assert nchunks * chunk_bytes > 4 * peak_sweep
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_bad_arguments_are_clear_errors(arm, tmp_path):
+    out = tmp_path / "s"
+    cases = [
+        (dict(quantities=["rnea", "rnae"]), "unknown quantity 'rnae'; known: rnea, aba"),
+        (dict(quantities="rnea,forward_kinematics:hand"), "no body 'hand'; bodies: world, link0"),
+        (dict(quantities=["body_jacobian"]), "needs a body: 'body_jacobian:BODY'"),
+        (dict(quantities=["rnea:link1"]), "rnea takes no body"),
+        (dict(quantities=["aba", "aba"]), "listed twice"),
+        (dict(quantities=[]), "quantities is empty"),
+        (dict(n=0), "n must be a positive integer, got 0"),
+        (dict(n=-5), "n must be a positive integer, got -5"),
+        (dict(n=2.5), "n must be a positive integer, got 2.5"),
+        (dict(chunk_size=0), "chunk_size must be a positive integer"),
+        (dict(seed=-1), "seed must be a non-negative integer"),
+        (dict(t=float("nan")), "t must be finite"),
+        (dict(out=tmp_path / "file" / "sub"), "cannot write the sweep to"),
+        (dict(sampler=np.zeros((9, 7))), r"the array has shape \(9, 7\); expected \(10, 7\)"),
+        (dict(sampler=ej.Sampler(tau=ej.Normal())), "sampler gives tau, which none of the quantities"),
+        (dict(sampler=ej.Sampler(qd=ej.Uniform())), "Uniform for qd needs low and high"),
+        (dict(sampler=ej.Normal(std=[1.0, 2.0])), r"std of q .* must be a number or an array of shape \(7,\)"),
+        (dict(scheduler="tcp://nowhere:8786"), "scheduler must be None or a dask.distributed.Client"),
+        (dict(model="arm7"), "model must be an ej.Model"),
+    ]
+    (tmp_path / "file").write_text("x")
+    for kwargs, words in cases:
+        args = dict(model=arm, n=10, quantities=["rnea"], out=out, progress=False)
+        args.update(kwargs)
+        with pytest.raises(ValueError, match=words):
+            ej.sweep(**args)
+    with pytest.raises(ValueError, match="Tolerances mass must be finite and >= 0"):
+        ej.Tolerances(mass=-0.1)
+    with pytest.raises(ValueError, match="nothing would vary"):
+        ej.Tolerances()
+    with pytest.raises(ValueError, match="gimbal_margin"):
+        ej.Uniform(gimbal_margin=1.0)
+    b = ej.ModelBuilder()
+    b.add_body("b", joint=Spherical("ZYX"), mass=1.0, inertia=inertia(), q_lower=[None, 1.5, None],
+               q_upper=[None, 1.6, None])
+    with pytest.raises(ValueError, match="leaves nothing 0.1 rad away from gimbal lock"):
+        ej.sweep(b.build(), 10, ["aba"], out, progress=False)
+    with pytest.raises(ValueError, match="no body matches 'elbow'"):
+        ej.sweep(arm, 10, ["rnea"], out, sampler=ej.Tolerances(mass=0.1, bodies=["elbow"]), progress=False)
+
+
+def test_a_failing_chunk_names_its_samples_and_keeps_the_finished_ones(arm, tmp_path):
+    def q_with_a_hole(rng, size):
+        q = rng.uniform(-1.0, 1.0, (size, 7))
+        q[rng.indices == 1234, 3] = np.nan
+        return q
+
+    out = tmp_path / "nan"
+    with pytest.raises(ej.SweepError) as e:
+        ej.sweep(arm, 4000, ["rnea", "aba"], out, chunk_size=500, sampler=q_with_a_hole, progress=False)
+    err = e.value
+    assert err.chunk == 2 and err.samples == range(1000, 1500) and err.sample_indices == [1234]
+    assert "chunk 2 (samples 1000..1499): input q is NaN or inf at samples 1234" in str(err)
+    assert "2 of 8 chunks are finished and kept" in str(err)
+    assert err.result.chunks_done == {0, 1}
+    assert [f["chunk"] for f in ej.open_sweep(out).failures()] == [2]
+    assert ej.open_sweep(out).failures()[0]["samples"] == [1234]
+
+    def wrong_width(rng, size):
+        return rng.random((size, 6))
+
+    with pytest.raises(ej.SweepError, match=r"returned shape \(500, 6\); expected \(500, 7\)") as e:
+        ej.sweep(arm, 1000, ["rnea"], tmp_path / "shape", chunk_size=500, sampler=wrong_width, progress=False)
+    assert e.value.chunk == 0 and e.value.result.chunks_done == set()
+
+    # a gimbal lock in user-given configurations: the dynamics reports it, the sweep names the sample
+    b = ej.ModelBuilder()
+    b.add_body("head", joint=Spherical("ZYX"), mass=1.0, com=(0.0, 0.0, 0.1), inertia=inertia())
+    model = b.build()
+    Q = np.random.default_rng(0).uniform(-1.0, 1.0, (900, 3))
+    Q[777, 1] = np.pi / 2
+    with pytest.raises(ej.SweepError, match="the singular samples are 777") as e:
+        ej.sweep(model, 900, ["aba"], tmp_path / "lock", chunk_size=300, sampler=Q, progress=False)
+    assert e.value.chunk == 2 and e.value.sample_indices == [777]
+    assert isinstance(e.value.__cause__, ej.SingularJointError)
+    assert e.value.result.chunks_done == {0, 1}
+
+
+# ---------------------------------------------------------------------------- reading the store
+def test_result_arrays_index_like_numpy_and_zarr_and_dask_read_the_store(zoo_model, tmp_path):
+    res = ej.sweep(zoo_model, 1000, ["rnea", "kinetic_energy", "forward_kinematics:tip"], tmp_path / "s",
+                   chunk_size=300, progress=False)
+    rnea = res["rnea"]
+    full = np.asarray(rnea)
+    assert rnea.shape == full.shape == (1000, zoo_model.nv) and len(rnea) == 1000 and rnea.dtype == np.float64
+    for key in (5, -1, slice(None), slice(250, 710), slice(899, 100, -7), np.array([3, 950, 3, 301]),
+                full[:, 0] > 0, (slice(10, 20), 2), (700, slice(1, 4)), (Ellipsis, 0)):
+        assert np.array_equal(rnea[key], full[key])
+    with pytest.raises(IndexError):
+        rnea[1000]
+    assert res.keys() == ("q", "qd", "qdd", "rnea", "kinetic_energy", "forward_kinematics:tip")
+    with pytest.raises(KeyError, match="'aba' is not in this sweep"):
+        res["aba"]
+    import dask.array as da
+    import zarr
+    with warnings.catch_warnings():
+        # zarr warns of any entry of the directory that is not part of the hierarchy
+        warnings.simplefilter("error", UserWarning)
+        g = zarr.open_group(str(res.path), mode="r")
+        assert sorted(g.array_keys()) == sorted(res._arrays[a]["path"] for a in res.arrays)
+        assert np.array_equal(g["forward_kinematics.tip"][:], np.asarray(res["forward_kinematics:tip"]))
+        assert np.array_equal(g["kinetic_energy"][:], np.asarray(res["kinetic_energy"]))
+        assert g["q"].chunks == (300, zoo_model.nq) and g["q"].dtype == np.float64
+        assert np.array_equal(g[".sweep/done"][:], [1, 1, 1, 1])
+        assert g.attrs["ejce_nb.sweep"]["quantities"] == list(res.quantities)
+        assert np.array_equal(da.from_zarr(str(res.path), component="rnea").compute(), full)
+        assert np.array_equal(res.to_dask("q").compute(), np.asarray(res["q"]))
+    # a partial sweep: unfinished rows read as NaN, as zarr's fill value
+    os.remove(Path(res.path) / ".sweep" / "done" / "c" / "1")
+    part = ej.open_sweep(res.path)
+    a = np.asarray(part["rnea"])
+    assert np.isnan(a[300:600]).all() and np.array_equal(a[:300], full[:300]) and part.n_done == 700
+
+
+def test_summary_histogram_and_workspace_agree_with_numpy(zoo_model, zoo_sweep):
+    res = zoo_sweep
+    s = res.summary()
+    assert set(s) == set(res.arrays)
+    for name in ("q", "aba", "kinetic_energy", "joint_terms.bias", "forward_kinematics:tip"):
+        a = np.asarray(res[name])
+        st = s[name]
+        assert st.count == len(a)
+        assert np.array_equal(st.min, a.min(axis=0)) and np.array_equal(st.max, a.max(axis=0))
+        np.testing.assert_allclose(st.mean, a.mean(axis=0), rtol=1e-12, atol=1e-12 * np.abs(a).max())
+        np.testing.assert_allclose(st.std, a.std(axis=0), rtol=1e-10, atol=1e-12 * np.abs(a).max())
+    table = str(s)
+    nv = zoo_model.nv
+    assert f"aba ({nv} entries)" in table and "forward_kinematics:tip px" in table
+    assert f"mass_matrix ({nv * nv} entries)" in table and "kinetic_energy " in table
+    counts, edges = res.histogram("rnea", bins=20)
+    a = np.asarray(res["rnea"])
+    assert counts.shape == (zoo_model.nv, 20) and edges.shape == (zoo_model.nv, 21)
+    for k in range(zoo_model.nv):
+        assert np.array_equal(counts[k], np.histogram(a[:, k], bins=edges[k])[0])
+        assert counts[k].sum() == len(a)
+    c, e = res.histogram("kinetic_energy", bins=10, range=(0.0, 1.0))
+    assert np.array_equal(c, np.histogram(np.asarray(res["kinetic_energy"]), bins=10, range=(0.0, 1.0))[0])
+    with pytest.raises(ValueError, match="several bodies have poses"):
+        res.workspace()
+    pts = res.workspace("tip")
+    assert np.array_equal(pts, np.asarray(res["forward_kinematics:tip"])[:, :3, 3])
+    some = res.workspace("tip", max_points=100)
+    assert len(some) <= 100 and np.array_equal(some, pts[::-(-len(pts) // 100)])
+
+
+def test_cli_sweep_and_report(tmp_path, capsys):
+    out = str(tmp_path / "arm")
+    argv = ["sweep", "arm7", "--n", "2e3", "--quantities", "rnea,aba,forward_kinematics:link8", "--out", out,
+            "--chunk-size", "500"]
+    assert cli.main(argv) == 0
+    cap = capsys.readouterr()
+    assert "states/s" in cap.out and "2,000 states of arm7" in cap.out
+    assert "states/s" in cap.err and "2.00k/2.00k" in cap.err          # the progress bar
+    assert cli.main(argv) == 0
+    assert "all 2,000 states were already done" in capsys.readouterr().out
+    assert cli.main(["report", out]) == 0
+    text = capsys.readouterr().out
+    assert "rnea[6]" in text and "forward_kinematics:link8 pz" in text and f"wrote {out}.report.png" in text
+    png = Path(out + ".report.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    assert cli.main(["sweep", "arm7", "--n", "2e3", "--quantities", "rnea", "--out", out]) == 2
+    assert "holds a different sweep" in capsys.readouterr().err
+    assert cli.main(["sweep", "arm7", "--n", "10", "--quantities", "rnea,hand", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown quantity 'hand'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "arm7", "--n", "0", "--quantities", "rnea", "--out", str(tmp_path / "y")])
+    assert "expected a positive integer, got '0'" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "nothing")]) == 2
+    assert "is not a sweep directory" in capsys.readouterr().err
+
+
+def test_progress_falls_back_to_lines_without_tqdm(arm, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    ej.sweep(arm, 1000, ["rnea"], tmp_path / "s", chunk_size=250, progress=True)
+    err = capsys.readouterr().err
+    assert "sweep: 1,000/1,000 states (100%)" in err and "states/s" in err and "s left" in err
+    ej.sweep(arm, 1000, ["rnea"], tmp_path / "t", chunk_size=250, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_importing_and_a_local_sweep_need_no_optional_dependency(tmp_path):
+    code = ("import sys, numpy as np, ejce_nb as ej\n"
+            f"r = ej.sweep(ej.models.load('arm7'), 300, ['rnea'], {str(tmp_path / 's')!r}, chunk_size=100,\n"
+            "             progress=False)\n"
+            "s = r.summary(); a = np.asarray(r['rnea'])\n"
+            "print(sorted(m for m in ('zarr', 'dask', 'distributed', 'tqdm', 'matplotlib') if m in sys.modules))\n")
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG_ROOT, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------- Dask
+@pytest.fixture(scope="module")
+def client():
+    import dask
+    from dask.distributed import Client, LocalCluster
+    # set before each worker's interpreter starts (numba reads them when imported); one Numba
+    # thread per worker process, so that two workers share the cores instead of fighting for them
+    env = {"PYTHONPATH": PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "NUMBA_NUM_THREADS": "1"}
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
+    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in env.items()}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+    c = Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo_sweep, client, tmp_path):
+    files = client.run(lambda: __import__("ejce_nb").__file__)
+    assert len(files) == 2 and set(files.values()) == {ej.__file__}
+    two = ej.sweep(zoo_model, 1201, ALL, tmp_path / "two", chunk_size=150, scheduler=client, progress=False)
+    assert_same_bits(two, zoo_sweep)
+    assert len(client.nthreads()) == 2
+    # a partial local sweep finished on the cluster
+    out = tmp_path / "mixed"
+    ej.sweep(zoo_model, 1201, ALL, out, chunk_size=250, progress=False)
+    for k in (1, 3):
+        os.remove(out / ".sweep" / "done" / "c" / str(k))
+    mixed = ej.sweep(zoo_model, 1201, ALL, out, chunk_size=250, scheduler=client, progress=False)
+    assert mixed.run_info["chunks"] == 2 and mixed.run_info["resumed_chunks"] == 3
+    assert_same_bits(mixed, zoo_sweep)
+    # one worker fewer, the same bits
+    client.cluster.scale(1)
+    client.wait_for_workers(1)
+    deadline = time.monotonic() + 60
+    while len(client.nthreads()) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    one = ej.sweep(zoo_model, 1201, ALL, tmp_path / "one", chunk_size=400, scheduler=client, progress=False)
+    assert len(client.nthreads()) == 1
+    assert_same_bits(one, zoo_sweep)
+    # a chunk failing on a worker: its samples and reason reach the caller, the others are kept
+    arm = ej.models.load("arm7")
+    Q = ej.models.random_states(arm, 600, 3)[0]
+    Q[450, 2] = np.inf
+    with pytest.raises(ej.SweepError, match="input q is NaN or inf at samples 450") as e:
+        ej.sweep(arm, 600, ["rnea"], tmp_path / "bad", chunk_size=200, sampler=Q, scheduler=client,
+                 progress=False)
+    assert e.value.chunk == 2 and e.value.result.chunks_done == {0, 1}
