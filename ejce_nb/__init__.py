@@ -5,6 +5,7 @@ from .errors import ModelError, SingularJointError, Status
 from .transform import Transform
 from . import joints
 from .joints import fn
+from . import jmath
 from .model import Model
 from .data import Data
 from .builder import ModelBuilder
@@ -13,6 +14,7 @@ from .rnea import rnea, nonlinear_effects
 from .crba import mass_matrix, forward_dynamics_crba
 from .aba import aba
 from .energy import kinetic_energy, potential_energy, center_of_mass
+from .check import check_joint, JointReport
 from .simulate import simulate, Trajectory, SimulationError
 from .urdf import InertiaWarning, load_urdf
 from . import models

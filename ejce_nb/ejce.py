@@ -31,12 +31,19 @@ Three ways compute them, chosen once per joint when the model is built (``jnt_pa
   evaluated on jets: value, gradient, rate and second derivative at once).
 * unit quaternions (``quat_position`` / ``quat_velocity``): S = [1; 0] (spherical), vJ = [u; 0],
   cJ = 0; a free joint adds [0; R^T rdot] and cJ = [0; -w x R^T rdot].
+* user-defined joints (``user_joint``): the generic path again, on the user's own pose function
+  compiled for jets (``joints.custom``), called through its address.
 
 The position part (X, S) depends on (q, t) only; the velocity part (vJ, cJ) also on u, and is
 computed from the position part where the path allows, so that a later stage on the same
 configuration (``mass_matrix`` then ``nonlinear_effects``) does not evaluate the pose again.
 """
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array
 
 from ._jit import jit
 from .jets import jconst
@@ -49,6 +56,7 @@ PATH_FIXED = 0
 PATH_SCREW = 1
 PATH_QUAT = 2
 PATH_JETS = 3
+PATH_USER = 4
 
 
 # ---------------------------------------------------------------------------- the kinematic map
@@ -201,6 +209,13 @@ def jets_terms(m, i, q, v, t, JP):
 def jets_joint(m, r, s, i, q, v, t):
     """Position and velocity terms of joint i by the generic path, turned into C axes."""
     R, p, tw, b = jets_terms(m, i, q, v, t, s.JP)
+    from_inboard(m, r, s, i, R, p, tw, b)
+
+
+@jit
+def from_inboard(m, r, s, i, R, p, tw, b):
+    """Record joint i from its EJCE terms in P axes (pose R, p; J's columns in the rows of s.JP;
+    twist J u + sigma; bias b): S = R^T J, vJ = R^T twist, cJ = [R^T b_w; R^T (b_v - w x v)]."""
     place(m, r, i, R, p)
     vs = m.jnt_dofadr[i]
     for k in range(m.jnt_nv[i]):
@@ -349,11 +364,46 @@ def quat_velocity(m, r, i, v):
         st6(r.cJ, i, ZERO6)
 
 
+# ---------------------------------------------------------------------------- user-defined joints
+@intrinsic
+def _call_user(typingctx, addr, q, qs, v, vs, t, params, padr, out, JP):
+    """Call the compiled wrapper at ``addr`` (``joints.custom``) with pointers into q (from qs),
+    v (from vs) and params (from padr), and the output buffers."""
+    sig = types.void(addr, q, qs, v, vs, t, params, padr, out, JP)
+
+    def codegen(context, builder, sig, args):
+        dbl = ir.DoubleType().as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [dbl, dbl, ir.DoubleType(), dbl, dbl, dbl])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+
+        def data(k, off=None):
+            a = make_array(sig.args[k])(context, builder, args[k])
+            if off is None:
+                return a.data
+            return cgutils.gep(builder, a.data, context.cast(builder, args[off], sig.args[off], types.intp))
+
+        builder.call(fn, [data(1, 2), data(3, 4), context.cast(builder, args[5], sig.args[5], types.float64),
+                          data(6, 7), data(8), data(9)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit
+def user_joint(m, r, s, i, q, v, t):
+    """Position and velocity terms of the user-defined joint i, from its compiled pose wrapper."""
+    _call_user(m.jnt_fptr[i], q, m.jnt_qadr[i], v, m.jnt_dofadr[i], t, m.jnt_params, m.jnt_padr[i], s.uout, s.JP)
+    u = s.uout
+    from_inboard(m, r, s, i, (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8]), (u[9], u[10], u[11]),
+                 (u[12], u[13], u[14], u[15], u[16], u[17]), (u[18], u[19], u[20], u[21], u[22], u[23]))
+
+
 # ---------------------------------------------------------------------------- the one entry point
 @jit(inline="always")
 def joint_path(m, i, generic):
     path = m.jnt_path[i]
-    return PATH_JETS if generic and path != PATH_FIXED else path
+    # a user-defined joint has only its own (generic) path
+    return PATH_JETS if generic and path != PATH_FIXED and path != PATH_USER else path
 
 
 @jit(inline="always")
@@ -367,6 +417,8 @@ def joint_position(m, r, s, i, q, v, t, generic):
         quat_position(m, r, i, q)
     elif path == PATH_JETS:
         jets_joint(m, r, s, i, q, v, t)
+    elif path == PATH_USER:
+        user_joint(m, r, s, i, q, v, t)
     else:
         place(m, r, i, EYE9, ZERO3)
 
@@ -383,6 +435,9 @@ def joint_velocity(m, r, s, i, q, v, t, generic, position_fresh):
     elif path == PATH_JETS:
         if not position_fresh:
             jets_joint(m, r, s, i, q, v, t)
+    elif path == PATH_USER:
+        if not position_fresh:
+            user_joint(m, r, s, i, q, v, t)
     else:
         st6(r.vJ, i, ZERO6)
         st6(r.cJ, i, ZERO6)

@@ -45,6 +45,7 @@ INT_TABLES = (
     ("jnt_nmot", "n1"),         # number of elementary motions
     ("jnt_quat", "n1"),         # offset of a unit quaternion within the joint's q, or -1
     ("jnt_fn", "n1"),           # 1: some elementary motion's amount is a function (not scale * q_k)
+    ("jnt_fptr", "n1"),         # user-defined joints: address of the compiled pose wrapper (0: none)
     ("mot_kind", "nmot"),       # MOT_ROT or MOT_TRANS
     ("mot_coord", "nmot"),      # k: the amount is mot_scale * q_k of the joint; -1: a function
     ("mot_fadr", "nmot"),       # where that function's terms start in jnt_params (-1: none)
@@ -106,6 +107,7 @@ SCRATCH = (
     ("KV", "four", "nv"),
     ("e5", "one", 8),           #   and the energies
     ("flags", "one", 8),        # flags of a one-state call: flags[0] = 1, the generic joint path
+    ("uout", "one", 24),        # a user-defined joint's R, r, twist and bias (P axes)
 )
 
 _SLOTS = {}
@@ -252,6 +254,7 @@ def model_view(mb):
         vec(mi, mi[O_jnt_nmot], n1),
         vec(mi, mi[O_jnt_quat], n1),
         vec(mi, mi[O_jnt_fn], n1),
+        vec(mi, mi[O_jnt_fptr], n1),
         vec(mi, mi[O_mot_kind], nm),
         vec(mi, mi[O_mot_coord], nm),
         vec(mi, mi[O_mot_fadr], nm),
@@ -324,6 +327,7 @@ def scratch_view(mi, w, off):
         rows(w, off + mi[O_KV], 4, nv),
         vec(w, off + mi[O_e5], 8),
         vec(w, off + mi[O_flags], 8),
+        vec(w, off + mi[O_uout], 24),
     )
 
 

@@ -96,6 +96,12 @@ class Model:
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None):
+        # what it was made from, to make it again in another process (pickle): its kernel tables
+        # hold addresses that are only valid in this one
+        self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
+                               joint_specs=joint_specs, parent=parent, joint_P=joint_P, joint_C=joint_C,
+                               body_mass=body_mass, body_com=body_com, body_inertia=body_inertia, q_lower=q_lower,
+                               q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -189,7 +195,8 @@ class Model:
         madr = np.zeros(n1, dtype=np.int64)
         nmot = np.zeros(n1, dtype=np.int64)
         mots = []
-        from .ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW
+        from .ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW, PATH_USER
+        fptr = np.zeros(n1, dtype=np.int64)
         for i, spec in enumerate(self.joint_specs):
             if getattr(spec, "quaternion", False):
                 quat[i] = spec.nq - 4
@@ -197,6 +204,9 @@ class Model:
             madr[i] = len(mots)
             if i == 0 or spec.code == C.FIXED:
                 path[i] = PATH_FIXED
+            elif spec.code == C.CUSTOM:
+                path[i] = PATH_USER
+                fptr[i] = spec.address()
             elif motions is not None:
                 path[i] = PATH_SCREW
                 nmot[i] = len(motions)
@@ -211,6 +221,7 @@ class Model:
                     jnt_nq=self.nq_joint, jnt_dofadr=self.v_start, jnt_nv=self.nv_joint,
                     jnt_padr=self.joint_param_adr, jnt_madr=madr, jnt_nmot=nmot, jnt_quat=quat,
                     jnt_fn=[int(any(x[2] < 0 for x in mots[madr[i]:madr[i] + nmot[i]])) for i in range(n1)],
+                    jnt_fptr=fptr,
                     mot_kind=[x[0] for x in mots], mot_coord=[x[2] for x in mots],
                     mot_fadr=[x[4] for x in mots])
         floats = dict(jnt_params=self.joint_params, jnt_Xt=Xt, jnt_pt=pt, body_mass=self.body_mass,
@@ -254,6 +265,9 @@ class Model:
         """A preallocated workspace for this model (``ej.Data``)."""
         from .data import Data
         return Data(self, batch)
+
+    def __reduce__(self):
+        return (_remake, (self._made_from,))
 
     def __setattr__(self, name, value):
         if getattr(self, "_frozen", False):
@@ -481,3 +495,7 @@ class Model:
         except (ValueError, RecursionError) as e:     # JSONDecodeError, too many digits, too deep
             raise ModelError(f"{source}: not valid JSON: {e}") from None
         return cls.from_dict(d, source)
+
+
+def _remake(made_from):
+    return Model(**made_from)

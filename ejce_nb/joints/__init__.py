@@ -3,7 +3,8 @@ from .specs import (Composite, Cylindrical, Fixed, Free, Helical, JointSpec, Pla
                     Revolute, Rot, Spherical, Trans, Translation, Universal, EULER_SEQUENCES,
                     from_dict)
 from . import codes
+from .custom import Custom, register, registered
 
 __all__ = ["Composite", "Cylindrical", "Fixed", "Free", "Helical", "JointSpec", "Planar",
            "Prismatic", "Revolute", "Rot", "Spherical", "Trans", "Translation", "Universal",
-           "EULER_SEQUENCES", "from_dict", "codes"]
+           "EULER_SEQUENCES", "from_dict", "codes", "Custom", "register", "registered"]

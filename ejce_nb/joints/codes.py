@@ -11,11 +11,13 @@ TRANSLATION = 7
 SPHERICAL = 8
 FREE = 9
 COMPOSITE = 10
+CUSTOM = 11
 
 NAMES = {
     FIXED: "Fixed", REVOLUTE: "Revolute", PRISMATIC: "Prismatic", HELICAL: "Helical",
     CYLINDRICAL: "Cylindrical", UNIVERSAL: "Universal", PLANAR: "Planar",
     TRANSLATION: "Translation", SPHERICAL: "Spherical", FREE: "Free", COMPOSITE: "Composite",
+    CUSTOM: "Custom",
 }
 
 # rotation parameterisations of Spherical / Free (first entry of their parameter block)

@@ -347,8 +347,11 @@ def from_dict(d, where="joint"):
     if "type" not in d:
         raise ModelError(f"{where}.type is missing")
     kind = d["type"]
+    if kind == "Custom":
+        from .custom import from_dict as custom_from_dict
+        return custom_from_dict(d, where)
     if not isinstance(kind, str) or kind not in _SPECS:
-        raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS)}")
+        raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS) + ['Custom']}")
     args = {k: v for k, v in d.items() if k != "type"}
     for field in ("axis", "axis1", "axis2", "pitch"):
         if field in args:
