@@ -1,7 +1,7 @@
 """ejce_nb: rigid multibody kinematics and dynamics for any joint, accelerated with Numba."""
 __version__ = "0.1.0"
 
-from .errors import ModelError, SingularJointError, Status
+from .errors import ModelError, NearSingularWarning, SingularJointError, Status
 from .transform import Transform
 from . import joints
 from .joints import fn

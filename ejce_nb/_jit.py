@@ -60,6 +60,47 @@ if CACHE:
         numba.config.CACHE_DIR = _root
 
 
+def cache_is_cold():
+    """True when this package's kernels have not been compiled into the on-disk cache yet (the
+    first run compiles them: minutes), or when there is no on-disk cache."""
+    if not CACHE:
+        return True
+    root = numba.config.CACHE_DIR
+    return not any(name.endswith(".nbi") for _, _, files in os.walk(root) for name in files)
+
+
+def _robust(d):
+    """Make the dispatcher ``d`` treat a cache entry it cannot read (a corrupted or truncated file,
+    one written by another version of a library) as missing: it compiles again and rewrites the
+    entry, instead of failing."""
+    cache = getattr(d, "_cache", None)
+    if cache is None or not hasattr(cache, "load_overload"):
+        return d
+    load, save = cache.load_overload, cache.save_overload
+
+    def load_overload(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception:       # noqa: BLE001 - whatever the file holds, compiling again is right
+            return None
+
+    def save_overload(sig, data):
+        try:
+            save(sig, data)
+        except Exception:       # noqa: BLE001 - an unreadable index: start it again
+            try:
+                index = cache._cache_file._index_path
+                if os.path.exists(index):
+                    os.remove(index)
+                save(sig, data)
+            except Exception:   # noqa: BLE001 - caching is an optimisation: never fail a call for it
+                pass
+
+    cache.load_overload = load_overload
+    cache.save_overload = save_overload
+    return d
+
+
 def jit(*args, **kwargs):
     """``numba.njit`` with the package's options (cache, no fastmath: results must be exact, no
     reference counting)."""
@@ -70,8 +111,9 @@ def jit(*args, **kwargs):
     # views of the buffers live only during a call, so counting references would only cost time
     kwargs.setdefault("_nrt", False)
     if args and callable(args[0]):
-        return numba.njit(**kwargs)(args[0])
-    return numba.njit(*args, **kwargs)
+        return _robust(numba.njit(**kwargs)(args[0]))
+    deco = numba.njit(*args, **kwargs)
+    return lambda f: _robust(deco(f))
 
 
 def pjit(*args, **kwargs):

@@ -38,17 +38,27 @@ PIVOT_TOL = 1e-11
 @jit
 def spd_inverse(W, n, S, vs, ref, Dinv):
     """D^-1 of D = W[0:n, 0:n] (n <= 6, symmetric) into rows vs.. of Dinv, by Cholesky (L in
-    W[6:12]; W[0:6] is overwritten).  False when a pivot is not clearly positive against the
-    inertia scale ``ref`` of the subtree (times |S_k|^2, the pivot's own units)."""
+    W[6:12]; W[0:6] is overwritten).  Returns (massless, dependence): ``massless`` when a diagonal
+    entry of D is not clearly positive against the inertia scale ``ref`` of the subtree (times
+    |S_k|^2, its own units): no inertia along that column; ``dependence`` the smallest pivot
+    relative to its diagonal entry (1: independent columns, about the square of a column's
+    distance from the others' span; 0: D singular, Dinv not written)."""
+    dep = 1.0
     for j in range(n):
-        s = W[j, j]
-        for k in range(j):
-            s -= W[6 + j, k] * W[6 + j, k]
         nrm = 0.0
         for x in range(6):
             nrm += S[vs + j, x] * S[vs + j, x]
-        if not s > PIVOT_TOL * ref * nrm:
-            return False
+        djj = W[j, j]
+        if not djj > PIVOT_TOL * ref * nrm:
+            return True, 0.0
+        s = djj
+        for k in range(j):
+            s -= W[6 + j, k] * W[6 + j, k]
+        rel = s / djj
+        if rel < dep:
+            dep = rel
+        if not rel > 1e-15:
+            return False, 0.0
         ljj = np.sqrt(s)
         W[6 + j, j] = ljj
         for i in range(j + 1, n):
@@ -71,13 +81,15 @@ def spd_inverse(W, n, S, vs, ref, Dinv):
                 s += W[k, a] * W[k, b]
             Dinv[vs + a, b] = s
             Dinv[vs + b, a] = s
-    return True
+    return False, dep
 
 
 @jit
 def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
-    """qdd of one state; returns (status, joint)."""
+    """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
+    accelerations computed."""
     has_f = F.shape[0] > 0
+    near = -1
     forward(m, r, s, q, v, s.zv, t, 1, has_f, generic)
     n1 = m.body_parent.shape[0]
     grav = m.gravity
@@ -131,17 +143,24 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
                 Sk = ld6(r.S, k)
                 st6(s.U, k, sym_mul(Ai, Sk))
                 s.uu[k] = tau[k] - dot6(Sk, pi)
-            ok = True
+            massless = False
+            dep = 1.0
             if nvj > 1:
                 for j in range(nvj):
                     for k in range(j, nvj):
                         x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
                         s.W[j, k] = x
                         s.W[k, j] = x
-                ok = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
-            if not ok:
-                if not inputs.subspace_full_rank(r.S, vs, nvj, s.W):
+                massless, dep = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
+            # nearly dependent columns of D (about the square of S's): the joint itself is at or
+            # near a lock, whatever inertia it carries
+            if dep < 1e-6 or (massless and nvj > 1):
+                resid = inputs.subspace_residual(r.S, vs, nvj, s.W)
+                if resid < inputs.SINGULAR_RANK or (dep == 0.0 and not massless):
                     return inputs.SINGULAR_JOINT, i
+                if resid < inputs.NEAR_RANK:
+                    near = i
+            if massless:
                 return inputs.SINGULAR_ARTICULATED, i
             if l == 0:
                 continue
@@ -202,6 +221,8 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
                 a5 += r.S[vs + j, 5] * x
         # c_i is no longer needed: it holds the body's acceleration for its children
         st6(s.c, i, (a0, a1, a2, a3, a4, a5))
+    if near >= 0:
+        return inputs.NEAR_SINGULAR, near
     return 0, -1
 
 
@@ -248,7 +269,7 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
             qdd = np.empty(model.nv) if pool is not None else data._one("qdd", model.nv)
             try:
                 st = aba_one(model._mb, w, q, qd, tau, t, _NO_FORCE, qdd)
-            except TypeError:
+            except (TypeError, ValueError):     # arguments the kernel is not compiled for
                 st = -1
             if pool is not None:
                 pool.append(w)
@@ -284,6 +305,6 @@ def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="ra
         R, S, per_state, token = engine.batch_workspace(model, n, data)
         aba_many(model._mb, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
         engine.release_batch(token)
-    qdd[status[:, 0] != 0] = np.nan
+    qdd[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
     return inputs.flag_or_raise(errors, model, status, "aba", ["q", "qd", "tau"], [q2, qd2, tau2], t1, B,
                                 inputs.unbatch(B, qdd))

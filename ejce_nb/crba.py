@@ -98,11 +98,15 @@ def crba_many(mb, R, S, per_state, Q, T, generic, rank, M, status):
             if st == 0:
                 crba_state(m, r, s, Q[b], T[b], generic, M[b])
                 for i in range(1, m.body_parent.shape[0]):
-                    if rank and m.jnt_nv[i] > 0 and not inputs.subspace_full_rank(r.S, m.jnt_dofadr[i],
-                                                                                  m.jnt_nv[i], s.W):
-                        st = inputs.SINGULAR_JOINT
-                        j = i
-                        break
+                    if rank and m.jnt_nv[i] > 0:
+                        resid = inputs.subspace_residual(r.S, m.jnt_dofadr[i], m.jnt_nv[i], s.W)
+                        if resid < inputs.SINGULAR_RANK:
+                            st = inputs.SINGULAR_JOINT
+                            j = i
+                            break
+                        if resid < inputs.NEAR_RANK and st == 0:
+                            st = inputs.NEAR_SINGULAR
+                            j = i
             status[b, 0] = st
             status[b, 1] = j
 
@@ -135,17 +139,28 @@ def _mass(model, q2, t1, B, data, generic=False):
     return M, status, km, qk
 
 
-def mass_matrix(model, q, t=0.0, data=None, errors="raise"):
+def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
     """Joint-space mass matrix M(q, t) (..., nv, nv), symmetric; positive definite except where a
     joint's Jacobian loses rank (gimbal lock) or a subtree is massless, where it is returned as
-    it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those."""
+    it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those.
+
+    ``condition=True`` also returns M's condition number (2-norm; inf where M is singular),
+    a float or (B,): ``(M, cond)`` (``(M, cond, status)`` with ``errors="flag"``)."""
+    if condition:
+        res = joint_space_inertia(model, q, t, data, errors)
+        M = res[0] if errors == "flag" else res
+        with np.errstate(all="ignore"):
+            cond = np.linalg.cond(M) if M.size else np.ones(M.shape[:-2])
+        cond = np.where(np.isnan(cond), np.inf, cond)
+        cond = float(cond) if np.ndim(cond) == 0 else cond
+        return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float and crba_one.ready:
         w, pool = engine.acquire(model, data)
         if w is not None:
             M = np.empty((model.nv, model.nv)) if pool is not None else data._one("M", (model.nv, model.nv))
             try:
                 st = crba_one(model._mb, w, q, t, M)
-            except TypeError:
+            except (TypeError, ValueError):     # arguments the kernel is not compiled for
                 st = -1
             if pool is not None:
                 pool.append(w)
@@ -227,9 +242,9 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     col = np.full(n, -1, dtype=np.int64)
     _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
     vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
-    for b in np.nonzero((col >= 0) & (status[:, 0] == 0))[0]:
+    for b in np.nonzero((col >= 0) & ((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR)))[0]:
         status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])
-    out[status[:, 0] != 0] = np.nan
+    out[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
     fin = np.isfinite(tau2).all(axis=1) & np.isfinite(qd2).all(axis=1)
     status[(status[:, 0] == 0) & ~fin] = (inputs.NONFINITE, -1)
     return inputs.flag_or_raise(errors, model, status, "forward_dynamics_crba", ["q", "qd", "tau"],

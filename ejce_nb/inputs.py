@@ -7,10 +7,12 @@ of failing: a batch is never refused whole for one bad sample (``errors="flag"``
 call pays nothing for the checks in Python.  When a status is not OK, ``raise_status`` turns it
 into the error that names the array, the joint and the sample.
 """
+import warnings
+
 import numpy as np
 
 from ._jit import jit
-from .errors import BAD_SHAPE, SingularJointError, Status
+from .errors import BAD_SHAPE, NearSingularWarning, SingularJointError, Status
 
 ANY = "any"
 # the status codes as plain integers, for the kernels
@@ -20,11 +22,16 @@ QUAT_NOT_UNIT = int(Status.QUATERNION_NOT_UNIT)
 SINGULAR_JOINT = int(Status.SINGULAR_JOINT)
 SINGULAR_ARTICULATED = int(Status.SINGULAR_ARTICULATED_INERTIA)
 SINGULAR_MASS = int(Status.SINGULAR_MASS_MATRIX)
+NEAR_SINGULAR = int(Status.NEAR_SINGULAR_JOINT)
 # a quaternion block further than this from unit norm is refused (the pose normalises it)
 QUAT_TOL = 1e-3
-# a joint's Jacobian counts as rank deficient when one of its normalised columns lies within this
-# distance of the span of the others (a 1e-10 rad neighbourhood of a gimbal lock)
+# a joint's Jacobian counts as rank deficient for forward dynamics when one of its normalised
+# columns lies within SINGULAR_RANK (the sine of the angle) of the span of the others (1e-6 rad
+# of a gimbal lock: D = S^T I S would then have a condition number beyond 1e12), and near a lock
+# within NEAR_RANK (computed, with a warning); RANK_TOL is exact rank loss (to rounding)
 RANK_TOL = 1e-10
+SINGULAR_RANK = 1e-6
+NEAR_RANK = 1e-4
 # a column of S this short counts as zero (the joint does not move along that coordinate)
 ZERO_COLUMN = 1e-12
 
@@ -60,16 +67,18 @@ def check(m, q, v, a, level, t):
 
 
 @jit
-def subspace_full_rank(S, vs, nvj, W):
-    """False when a row of S[vs:vs+nvj] is (nearly) zero or in the span of the others: modified
-    Gram-Schmidt, twice, on the normalised rows (W: 6 x 6 scratch)."""
+def subspace_residual(S, vs, nvj, W):
+    """How far the rows of S[vs:vs+nvj] are from losing rank: the smallest distance of a
+    normalised row from the span of the others (1: orthogonal, 0: dependent or a zero row), by
+    modified Gram-Schmidt, twice (W: 6 x 6 scratch)."""
+    worst = 1.0
     for k in range(nvj):
         s = 0.0
         for x in range(6):
             s += S[vs + k, x] * S[vs + k, x]
         n = np.sqrt(s)
         if not n > ZERO_COLUMN:
-            return False
+            return 0.0
         for x in range(6):
             W[k, x] = S[vs + k, x] / n
         for _ in range(2):
@@ -83,11 +92,13 @@ def subspace_full_rank(S, vs, nvj, W):
         for x in range(6):
             s += W[k, x] * W[k, x]
         n = np.sqrt(s)
-        if not n > RANK_TOL:
-            return False
+        if n < worst:
+            worst = n
+        if not n > 0.0:
+            return 0.0
         for x in range(6):
             W[k, x] /= n
-    return True
+    return worst
 
 
 # ---------------------------------------------------------------------------- in Python
@@ -97,12 +108,7 @@ def state_array(x, n, name, B=ANY):
     B = ANY: x may set the batch size; None: a single state, x must be (n,); an int: (B, n)."""
     if x is None:
         raise ValueError(f"{name} is required")
-    try:
-        a = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
-    if not a.flags.writeable:
-        a = a.copy()            # the kernels are compiled for writeable arrays only
+    a = _real_array(x, name)
     if a.ndim == 1:
         if a.shape[0] != n:
             raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
@@ -124,12 +130,31 @@ def state_array(x, n, name, B=ANY):
     raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
 
 
+def _real_array(x, name):
+    """x as a writeable C-contiguous float64 array; real numbers only (not complex, bool, text)."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
+    if a.dtype.kind not in "fiu":
+        if a.dtype.kind == "O":
+            try:
+                a = np.asarray(a.tolist(), dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be an array of real numbers, got {type(x).__name__} "
+                                 "with entries that are not numbers") from None
+        else:
+            what = {"c": "complex numbers", "b": "booleans", "U": "text", "S": "bytes"}.get(a.dtype.kind, str(a.dtype))
+            raise ValueError(f"{name} must be an array of real numbers, got {what}")
+    a = np.asarray(a, dtype=np.float64)
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        a = a.copy(order="C")   # the kernels are compiled for writeable C-contiguous arrays only
+    return a
+
+
 def time_array(t, B, name="t"):
     """``t`` as a (max(B, 1),) float64 array from a float (or, for a batch, a (B,) array)."""
-    try:
-        a = np.array(t, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or an array of numbers") from None
+    a = np.array(_real_array(t, name), copy=True)
     if a.ndim == 0:
         if not np.isfinite(a):
             raise ValueError(f"{name} is {float(a)}; a finite time is required")
@@ -229,16 +254,43 @@ def _quaternion_message(model, name, q, j, b, batch):
             f"{nrm:.6g}{where}; a unit quaternion is required (within {QUAT_TOL:g})")
 
 
+def lock_distance(model, j, q, t=0.0):
+    """How close joint j is to losing rank at the coordinates q of the model: for an Euler-angle
+    joint the distance of its middle angle from the lock, else the smallest singular value of
+    its Jacobian relative to the largest.  Returns (text, number)."""
+    spec = model.joint_specs[j]
+    qs = model.q_slice(j)
+    param = getattr(spec, "param", None)
+    if isinstance(param, str) and param.upper() in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX",
+                                                    "YXY", "YZY", "ZXZ", "ZYZ"):
+        k = qs.start + (3 if spec.nq == 6 else 0) + 1
+        th = float(q[k])
+        proper = param[0].lower() == param[2].lower()
+        lock = np.round(th / np.pi) * np.pi if proper else np.round((th - np.pi / 2) / np.pi) * np.pi + np.pi / 2
+        d = abs(th - lock)
+        return (f"its middle angle q[{k}] = {th!r} is {d:.3g} rad from the gimbal lock at {lock:.17g}", d)
+    from .kinematics import joint_terms
+    J = joint_terms(model, q, None, t=float(t)).J[:, model.v_slice(j)]
+    sv = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
+    ratio = float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
+    return (f"the smallest singular value of its Jacobian is {ratio:.3g} of the largest", ratio)
+
+
 def _singular_message(model, code, j, q2, t1, b):
     name = model.joint_names[j]
     qs = model.q_slice(j)
     conf = f"q[{qs.start}:{qs.stop}] = {np.array2string(q2[b, qs], precision=17, separator=', ')}"
     if model.rheonomic:
         conf += f", t = {t1[b]:.17g}"
-    if code == Status.SINGULAR_JOINT:
-        return (f"the joint's Jacobian loses rank at {conf}: its motion subspace S has linearly "
-                f"dependent (or zero) columns (gimbal lock of {model.joint_specs[j]!r}); its velocity "
-                "variables are not independent there, so the dynamics is undefined")
+    if code in (Status.SINGULAR_JOINT, Status.NEAR_SINGULAR_JOINT):
+        where, d = lock_distance(model, j, q2[b], t1[b])
+        at = "at" if d < 1e-9 else "near"
+        if code == Status.NEAR_SINGULAR_JOINT:
+            return (f"the joint's Jacobian is close to losing rank at {conf} ({at} gimbal lock of "
+                    f"{model.joint_specs[j]!r}: {where}); the accelerations were computed but its velocity "
+                    "variables are nearly dependent, so they can be very large")
+        return (f"the joint's Jacobian loses rank at {conf} ({at} gimbal lock of {model.joint_specs[j]!r}: "
+                f"{where}); its velocity variables are not independent there, so the dynamics is undefined")
     if code == Status.SINGULAR_ARTICULATED_INERTIA:
         sub = [model.body_names[k] for k in model.subtree(j)]
         return (f"the articulated inertia of the subtree it carries (bodies {sub}) is singular along "
@@ -255,7 +307,15 @@ def raise_status(model, status, what, names, arrays, t1, B):
     (q first).  Input errors raise ValueError; singular configurations SingularJointError listing
     every singular sample of a batch."""
     codes = status[:, 0]
-    bad = np.nonzero(codes != Status.OK)[0]
+    near = np.nonzero(codes == Status.NEAR_SINGULAR_JOINT)[0]
+    if len(near):
+        k = int(near[0])
+        which = "" if B is None else f"{len(near)} of {B} samples, e.g. sample {k}: "
+        warnings.warn(NearSingularWarning(f"{what}: {which}joint {model.joint_names[int(status[k, 1])]!r}: "
+                                          + _singular_message(model, Status.NEAR_SINGULAR_JOINT,
+                                                              int(status[k, 1]), arrays[0], t1, k)),
+                      stacklevel=3)
+    bad = np.nonzero((codes != Status.OK) & (codes != Status.NEAR_SINGULAR_JOINT))[0]
     if len(bad) == 0:
         return
     batch = B is not None

@@ -273,7 +273,7 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
             v = q if qd is None else qd
             try:
                 st = fk_one(model._mb, w, q, v, v if qdd is None else qdd, t, level, buf)
-            except TypeError:
+            except (TypeError, ValueError):     # arguments the kernel is not compiled for
                 st = -1
             if pool is not None:
                 pool.append(w)

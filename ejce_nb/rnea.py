@@ -122,7 +122,7 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
             tau = np.empty(model.nv) if pool is not None else data._one("tau", model.nv)
             try:
                 st = rnea_one(model._mb, w, q, qd, qdd, t, _NO_FORCE, tau)
-            except TypeError:
+            except (TypeError, ValueError):     # arguments the kernel is not compiled for
                 st = -1
             if pool is not None:
                 pool.append(w)
@@ -143,7 +143,7 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
             h = np.empty(model.nv) if pool is not None else data._one("h", model.nv)
             try:
                 st = nle_one(model._mb, w, q, qd, t, _NO_FORCE, h)
-            except TypeError:
+            except (TypeError, ValueError):     # arguments the kernel is not compiled for
                 st = -1
             if pool is not None:
                 pool.append(w)

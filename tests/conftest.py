@@ -5,11 +5,22 @@ differentiated numerically, and finite-difference stencils.
 Test modules import these with ``from conftest import ...``.
 """
 import numpy as np
+import pytest
 from scipy.interpolate import CubicSpline
 from scipy.spatial.transform import Rotation
 
 import ejce_nb as ej
 from ejce_nb.joints import fn as efn
+
+try:
+    import pinocchio
+    HAVE_PINOCCHIO = True
+except ImportError:           # the tests that need it say so (pytest -rs lists them)
+    pinocchio = None
+    HAVE_PINOCCHIO = False
+requires_pinocchio = pytest.mark.skipif(
+    not HAVE_PINOCCHIO, reason="needs Pinocchio, the outside reference of this check (pip install pin; it is in "
+                               "the test extra)")
 
 EULER_24 = tuple(s for s in ej.joints.EULER_SEQUENCES) + tuple(s.lower() for s in ej.joints.EULER_SEQUENCES)
 ROT_PARAMS = ("quaternion", "rotvec", "rodrigues", "mrp")

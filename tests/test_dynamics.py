@@ -17,7 +17,7 @@ from ejce_nb.joints import (Composite, Fixed, Free, Helical, Planar, Prismatic, 
                             Spherical, Trans, Translation, Universal, Cylindrical)
 from ejce_nb.joints.fn import Harmonic, Linear, Poly, Spline, Sum, TimePoly
 
-from conftest import (STENCIL, fd1, is_depth_first, motion, random_inertia, random_rotation,
+from conftest import (requires_pinocchio, STENCIL, fd1, is_depth_first, motion, random_inertia, random_rotation,
                       random_state, random_transform, random_tree, random_unit)
 
 _r = np.random.default_rng(7)
@@ -413,7 +413,6 @@ def test_long_chain_is_not_mistaken_for_singular():
 
 
 # ---------------------------------------------------------------------------- Pinocchio
-pin_oracle = pytest.importorskip("pin_oracle")
 
 
 def _pin_tree(seed, n=14):
@@ -431,10 +430,12 @@ def _pin_tree(seed, n=14):
     return random_tree(specs, rng, parents=parents)
 
 
+@requires_pinocchio
 @pytest.mark.parametrize("seed", [21, 22, 23])
 def test_against_pinocchio(seed):
+    from pin_oracle import PinModel
     model = _pin_tree(seed)
-    pm = pin_oracle.PinModel(model)
+    pm = PinModel(model)
     rng = np.random.default_rng(seed)
     q, qd, qdd = random_state(model, rng)
     tau = ej.rnea(model, q, qd, qdd)

@@ -241,3 +241,57 @@ def test_flagged_singular_samples(model):
     assert np.all(np.isnan(qdd[2]))
     with pytest.raises(ej.SingularJointError, match=r"1 of 4 samples.*sample 2, joint .j2."):
         ej.aba(model, Q, V, tau)
+
+
+# ---------------------------------------------------------------------------- near singularities
+def _wrist():
+    b = ej.ModelBuilder()
+    b.add_body("arm", joint=J.Revolute((0, 0, 1)), mass=1.0, com=(0.1, 0.0, 0.0), inertia=np.diag([0.01, 0.02, 0.02]))
+    b.add_body("hand", parent="arm", joint=J.Spherical("ZYX"), placement=ej.Transform(translation=(0.3, 0, 0)),
+               mass=1.0, com=(0.05, 0.02, 0.01), inertia=np.diag([0.003, 0.004, 0.005]))
+    return b.build()
+
+
+def test_near_gimbal_lock_is_named_with_its_distance():
+    model = _wrist()
+    qd, tau = np.array([0.2, 0.3, -0.1, 0.4]), np.zeros(4)
+    for d in (1e-6, 0.0):
+        q = np.array([0.1, 0.2, np.pi / 2 - d, 0.3])
+        with pytest.raises(ej.SingularJointError, match=r"joint 'hand_joint'.*gimbal lock.*q\[2\] = "
+                                                        r"1\.5707\d+ is [\d.e-]+ rad from the gimbal lock"):
+            ej.aba(model, q, qd, tau)
+    # closer than 1e-4 but computable: the accelerations come with a warning, not an error
+    q = np.array([0.1, 0.2, np.pi / 2 - 1e-5, 0.3])
+    with pytest.warns(ej.NearSingularWarning, match=r"'hand_joint'.*1e-05 rad from the gimbal lock"):
+        qdd = ej.aba(model, q, qd, tau)
+    assert np.all(np.isfinite(qdd)) and np.abs(qdd).max() > 1e3
+    np.testing.assert_allclose(ej.rnea(model, q, qd, qdd), tau, atol=1e-6 * np.abs(qdd).max())
+    # the same in a batch, through the status
+    Q = np.array([[0.1, 0.2, 0.3, 0.3], [0.1, 0.2, np.pi / 2 - 1e-5, 0.3], [0.1, 0.2, np.pi / 2, 0.3]])
+    V, T = np.tile(qd, (3, 1)), np.zeros((3, 4))
+    out, st = ej.aba(model, Q, V, T, errors="flag")
+    assert list(st) == [ej.Status.OK, ej.Status.NEAR_SINGULAR_JOINT, ej.Status.SINGULAR_JOINT]
+    assert np.all(np.isfinite(out[:2])) and np.all(np.isnan(out[2]))
+    _, st2 = ej.forward_dynamics_crba(model, Q, V, T, errors="flag")
+    assert st2[0] == 0 and st2[1] == ej.Status.NEAR_SINGULAR_JOINT and st2[2] == ej.Status.SINGULAR_JOINT
+
+
+def test_massless_subtree_is_not_called_a_gimbal_lock():
+    b = ej.ModelBuilder()
+    b.add_body("arm", joint=J.Revolute((0, 0, 1)), mass=1.0, com=(0.1, 0.0, 0.0), inertia=np.diag([0.01, 0.02, 0.02]))
+    b.add_body("ghost", parent="arm", joint=J.Spherical("ZYX"), mass=0.0)
+    model = b.build()
+    with pytest.raises(ej.SingularJointError, match=r"'ghost_joint'.*massless"):
+        ej.aba(model, np.array([0.1, 0.2, 0.3, 0.4]), np.zeros(4), np.zeros(4))
+
+
+def test_mass_matrix_reports_its_condition():
+    model = _wrist()
+    good = np.array([0.1, 0.2, 0.3, 0.3])
+    M, c = ej.mass_matrix(model, good, condition=True)
+    np.testing.assert_array_equal(M, ej.mass_matrix(model, good))
+    assert c == pytest.approx(np.linalg.cond(M))
+    locked = np.array([0.1, 0.2, np.pi / 2, 0.3])
+    Q = np.array([good, locked])
+    Mb, cb = ej.mass_matrix(model, Q, condition=True)
+    assert cb.shape == (2,) and cb[0] == pytest.approx(c) and cb[1] > 1e12

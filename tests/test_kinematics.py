@@ -11,10 +11,9 @@ import ejce_nb as ej
 from ejce_nb.joints import Composite, Rot, Trans
 from ejce_nb.joints.fn import Harmonic, Linear, Poly, Spline, Sum, TimePoly
 
-from conftest import (EULER_24, STENCIL, fd1, fd2, matrix_to_quat, motion, quat_mul, random_quaternion,
+from conftest import (requires_pinocchio, EULER_24, STENCIL, fd1, fd2, matrix_to_quat, motion, quat_mul, random_quaternion,
                       random_rotation, random_state, random_tree, random_unit, ref_world_poses,
                       rotation_rates, scaled_err)
-from pin_oracle import PinModel
 
 J = ej.joints
 H = 1e-3
@@ -313,8 +312,10 @@ def test_moving_joint_frames_with_compensated_placements_changes_nothing():
 
 
 # ---------------------------------------------------------------------------- Pinocchio
+@requires_pinocchio
 @pytest.mark.parametrize("seed", [31, 32, 33])
 def test_world_kinematics_agree_with_pinocchio(seed):
+    from pin_oracle import PinModel
     model = _tree(PIN_KINDS, seed, repeat=2)
     pm = PinModel(model)
     rng = np.random.default_rng(seed)

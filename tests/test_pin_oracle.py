@@ -7,8 +7,11 @@ import pytest
 
 import ejce_nb as ej
 
-from conftest import random_state, random_tree, random_unit, skew
-from pin_oracle import PinModel
+from conftest import HAVE_PINOCCHIO, random_state, random_tree, random_unit, skew, requires_pinocchio
+
+if HAVE_PINOCCHIO:
+    from pin_oracle import PinModel
+pytestmark = requires_pinocchio
 
 J = ej.joints
 _r = np.random.default_rng(55)

@@ -58,3 +58,95 @@ def test_module_entry_point():
                          text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "Composite" in res.stdout
+
+
+# ---------------------------------------------------------------------------- threads, caches, no JIT
+_RESULTS_SCRIPT = r"""
+import sys, numpy as np, ejce_nb as ej
+from ejce_nb.models import random_tree, random_states
+model = random_tree(7, 11)
+Q, V, A = random_states(model, 23, np.random.default_rng(2))
+tau = ej.rnea(model, Q, V, A)
+out = dict(tau=tau, qdd=ej.aba(model, Q, V, tau), M=ej.mass_matrix(model, Q),
+           a=ej.forward_kinematics(model, Q, V, A).a, J=ej.joint_terms(model, Q, V).J,
+           one=ej.rnea(model, Q[3], V[3], A[3]))
+np.savez(sys.argv[1], **out)
+"""
+
+
+def _results(tmp_path, name, env):
+    import os
+    script = tmp_path / "results.py"
+    script.write_text(_RESULTS_SCRIPT)
+    path = tmp_path / f"{name}.npz"
+    res = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, **env}, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    import numpy as np
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def test_results_do_not_depend_on_the_thread_count(tmp_path):
+    import numpy as np
+    one = _results(tmp_path, "one", {"NUMBA_NUM_THREADS": "1"})
+    two = _results(tmp_path, "two", {"NUMBA_NUM_THREADS": "2"})
+    for k in one:
+        np.testing.assert_array_equal(one[k], two[k], err_msg=k)
+
+
+def test_a_corrupted_cache_never_gives_wrong_results(tmp_path):
+    """Every cached kernel file scrambled: the kernels compile again and give the same bits."""
+    import os
+    import shutil
+    import numpy as np
+    from ejce_nb import _jit
+    ref = _results(tmp_path, "ref", {})
+    if not _jit.CACHE:
+        return
+    cache = tmp_path / "cache"
+    shutil.copytree(os.path.dirname(_jit.numba.config.CACHE_DIR), cache / "ejce_nb")
+    n = 0
+    for root, _, files in os.walk(cache):
+        for name in files:
+            if name.endswith((".nbi", ".nbc")):
+                p = os.path.join(root, name)
+                data = open(p, "rb").read()
+                open(p, "wb").write(bytes(b ^ 0x5A for b in data[: len(data) // 2 + 1]) + data[len(data) // 2 + 1:])
+                n += 1
+    assert n > 0
+    got = _results(tmp_path, "scrambled", {"NUMBA_CACHE_DIR": str(cache)})
+    for k in ref:
+        np.testing.assert_array_equal(got[k], ref[k], err_msg=k)
+
+
+def test_any_edit_of_the_package_moves_its_cache(tmp_path):
+    """Numba's own cache does not notice an edited helper in another module (its callers keep
+    the old code), so the cache directory is keyed by a hash of every source file: an edit of
+    any of them, a helper included, gives a fresh directory."""
+    import shutil
+    from ejce_nb import _jit
+    pkg = tmp_path / "ejce_nb"
+    shutil.copytree(_jit._PKG, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    here = _jit._source_hash()
+    for rel in ("spatial.py", "joints/pose.py"):
+        old = (pkg / rel).read_text()
+        (pkg / rel).write_text(old.replace("def ", "def  ", 1))
+        _jit_pkg, _jit._PKG = _jit._PKG, str(pkg)
+        try:
+            assert _jit._source_hash() != here, rel
+        finally:
+            _jit._PKG = _jit_pkg
+        (pkg / rel).write_text(old)
+    assert _jit.numba.config.CACHE_DIR.endswith(here) or not _jit.CACHE
+
+
+def test_the_python_paths_without_the_compiler_give_the_compiled_results(tmp_path):
+    """NUMBA_DISABLE_JIT=1 runs every kernel as plain Python (what coverage tools see): the same
+    results as compiled, to rounding (the compiled code may contract nothing, but libm and
+    NumPy's scalar maths can differ in the last bit)."""
+    import numpy as np
+    ref = _results(tmp_path, "compiled", {})
+    got = _results(tmp_path, "python", {"NUMBA_DISABLE_JIT": "1"})
+    for k in ref:
+        np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=1e-12 * max(1.0, np.abs(ref[k]).max()), err_msg=k)

@@ -89,7 +89,7 @@ def _compiled(spec):
     sig = types.void(ptr, ptr, types.float64, ptr, ptr, ptr)
     try:
         cf = numba.cfunc(sig)(env["wrapper"])
-    except Exception as e:           # typing errors of the user's code, with Numba's explanation
+    except numba.core.errors.NumbaError as e:     # the user's code, with Numba's explanation
         raise ModelError(f"Custom joint {spec.name!r}: its pose function does not compile for jets: "
                          f"{type(e).__name__}: {e}") from None
     got = _WRAPPERS[key] = (cf, int(cf.address))
