@@ -13,6 +13,7 @@ from .rnea import rnea, nonlinear_effects
 from .crba import mass_matrix, forward_dynamics_crba
 from .aba import aba
 from .energy import kinetic_energy, potential_energy, center_of_mass
-from .simulate import simulate, Trajectory, SimulationError
+from .simulate import simulate, Trajectory, SimulationError, SimulationStatus
+from .control import control_law, ControlLaw
 from .urdf import InertiaWarning, load_urdf
 from . import models
