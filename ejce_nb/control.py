@@ -160,7 +160,7 @@ class ControlLaw:
         if q.ndim != 1 or qd.ndim != 1:
             raise ValueError("a control law evaluates one state: q (nq,) and qd (nv,)")
         tau = np.zeros(qd.shape[0])
-        p = self.param_rows(None if self.params is None or self.params.ndim == 1 else self.params.shape[0])[row]
+        p = _EMPTY if self.params is None else (self.params if self.params.ndim == 1 else self.params[row])
         p = np.ascontiguousarray(p)
         dp = ctypes.POINTER(ctypes.c_double)
         self._cfunc.ctypes(float(t), q.ctypes.data_as(dp), qd.ctypes.data_as(dp), p.ctypes.data_as(dp),

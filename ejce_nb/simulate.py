@@ -55,7 +55,6 @@ from .layout import model_view, record_view, scratch_view
 from .rnea import _NO_FORCE
 
 METHODS = ("euler", "rk2", "rk4", "symplectic", "dopri5")
-ORDER = {"euler": 1, "rk2": 2, "rk4": 4, "symplectic": 1, "dopri5": 5}
 
 
 class SimulationStatus(enum.IntEnum):
@@ -832,6 +831,13 @@ class _Run:
     """Everything a run needs, checked once: arrays for the kernel and what the result needs."""
 
 
+def _spring_energy(run, q):
+    """sum of 1/2 stiffness (q - spring_ref)^2 over the springs of a run."""
+    k = (run.DOFQ >= 0) & (run.STF != 0.0)
+    d = q[run.DOFQ[k]] - run.SREF[k]
+    return float(np.sum(0.5 * run.STF[k] * d * d))
+
+
 def _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
              stiffness, spring_ref, f_ext, max_energy):
     from .model import Model
@@ -1052,6 +1058,7 @@ def _run_compiled(run, progress, segment_steps):
         if pool is not None:
             pool.shutdown(wait=True)
         e.partial = _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)
+        del e.partial._last
         raise
     bar.close()
     if pool is not None:
@@ -1160,7 +1167,7 @@ def _truncated(traj, run):
         q = np.vstack([q, CQ[0]])
         qd = np.vstack([qd, CV[0]])
         T = np.append(T, kinetic_energy(km, CQ[0], CV[0], ts))
-        Vp = np.append(Vp, potential_energy(km, CQ[0], ts))
+        Vp = np.append(Vp, potential_energy(km, CQ[0], ts) + _spring_energy(run, CQ[0]))
     return Trajectory(t, q, qd, T, Vp, traj.status, traj.steps, traj.stop_time, traj.message, traj.info)
 
 
@@ -1227,8 +1234,11 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     ``SimulationStatus`` (an int, or (B,)), also ``trajectory.status``, ``.steps``, ``.stop_time``.
 
     ``progress``: a tqdm bar (True, False, or None: only when the run is predicted to last more
-    than a few seconds).  Ctrl-C stops the run between segments; the KeyboardInterrupt carries
-    the trajectory so far as ``.partial``.  Models with mimic joints run a Python loop (slow)."""
+    than a few seconds).  The compiled loop returns to Python every ``segment_steps`` steps
+    (dopri5: step attempts; default: about every quarter second); no result depends on it.
+    Ctrl-C stops the run between segments; the KeyboardInterrupt carries the trajectory so far
+    (NaN after the last recorded time) as ``.partial``.  Models with mimic joints run a Python
+    loop (slow)."""
     inputs.check_errors_arg(errors)
     run = _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
                    stiffness, spring_ref, f_ext, max_energy)
@@ -1306,9 +1316,7 @@ class _PythonLoop:
     def energy(self, q, v, t):
         from .energy import kinetic_energy, potential_energy
         run = self.run
-        d = q[run.DOFQ[self.spring]] - run.SREF[self.spring]
-        springs = float(np.sum(0.5 * run.STF[self.spring] * d * d))
-        return kinetic_energy(run.model, q, v, t), potential_energy(run.model, q, t) + springs
+        return kinetic_energy(run.model, q, v, t), potential_energy(run.model, q, t) + _spring_energy(run, q)
 
     def stages(self, b, q, v, t, h, A, cw, K, first, ns, row):
         """Stages first..ns-1; K[j] = (tangent rate, acceleration); returns (status, joint, last state,
