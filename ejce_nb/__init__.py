@@ -15,7 +15,8 @@ from .crba import mass_matrix, forward_dynamics_crba
 from .aba import aba
 from .energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
-from .simulate import simulate, Trajectory, SimulationError
+from .simulate import simulate, Trajectory, SimulationError, SimulationStatus
+from .control import control_law, ControlLaw
 from .urdf import InertiaWarning, load_urdf
 from . import models
 from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,

@@ -92,6 +92,28 @@ def _limits(values, n, default, what):
     return arr
 
 
+def _passive(values, joint, what, who, nonnegative):
+    """A joint's per-velocity-variable damping, stiffness or spring reference: None (zeros), one
+    number for every variable, or one per variable; finite (and >= 0 for damping and stiffness)."""
+    nv = joint.nv
+    if values is None:
+        return np.zeros(nv)
+    try:
+        arr = np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is not None and arr.ndim == 0:
+        arr = np.full(nv, float(arr))
+    if arr is None or arr.shape != (nv,) or not np.all(np.isfinite(arr)):
+        raise ModelError(f"{who}: {what} must be a finite number or {nv} finite numbers (one per velocity "
+                         f"variable of {joint!r}), got {values!r}")
+    if nonnegative and np.any(arr < 0):
+        raise ModelError(f"{who}: {what} must not be negative, got {arr.tolist()}")
+    if nv == 0 and values is not None and np.ndim(values) == 0 and float(values) != 0.0:
+        raise ModelError(f"{who}: {what} given for {joint!r}, which has no velocity variable")
+    return arr
+
+
 def _mimic_spec(mimic, joint, who):
     """Normalise a mimic description to (source joint name or index, multiplier, offset)."""
     if isinstance(mimic, (str, int, np.integer)) and not isinstance(mimic, bool):
@@ -146,7 +168,7 @@ class ModelBuilder:
     def add_body(self, name, parent="world", joint=None, placement=None, child_placement=None,
                  mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, joint_name=None,
                  q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None,
-                 inertia_as_written=False):
+                 inertia_as_written=False, damping=None, stiffness=None, spring_ref=None):
         """Add a body attached to ``parent`` by ``joint``; returns the new body's index.
 
         ``inertia`` must be physically consistent (symmetric, positive semi-definite, triangle
@@ -160,7 +182,13 @@ class ModelBuilder:
         ``mimic``: make the (one-coordinate) joint follow another joint's coordinate,
         ``q = multiplier * q_source + offset``, with no coordinate of its own: a joint name or
         index, ``(joint, multiplier, offset)`` or ``{"joint": ..., "multiplier": ..., "offset": ...}``.
-        The source may be added later; it must be a one-coordinate joint that mimics nothing."""
+        The source may be added later; it must be a one-coordinate joint that mimics nothing.
+
+        ``damping``, ``stiffness``, ``spring_ref``: passive joint forces for ``ej.simulate``,
+        tau = -damping qd - stiffness (q - spring_ref), one number for all of the joint's velocity
+        variables or one per variable (damping and stiffness >= 0).  A spring acts on a coordinate
+        whose rate is its velocity variable, so a unit quaternion's rotation takes damping but
+        no stiffness.  The dynamics functions (rnea, aba, ...) leave them out."""
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
         who = f"body {name!r}"
@@ -191,7 +219,22 @@ class ModelBuilder:
         mim = None if mimic is None else _mimic_spec(mimic, joint, who)
         if mim is not None and any(x is not None for x in (q_lower, q_upper, v_limit, effort_limit)):
             raise ModelError(f"{who}: a mimic joint has no coordinate of its own, so no limits")
+        if mim is not None and any(x is not None for x in (damping, stiffness, spring_ref)):
+            raise ModelError(f"{who}: damping, stiffness and spring_ref need a velocity variable of the joint's "
+                             "own; a mimic joint has none (give them to the joint it follows)")
+        passive = (_passive(damping, joint, "damping", who, True), _passive(stiffness, joint, "stiffness", who, True),
+                   _passive(spring_ref, joint, "spring_ref", who, False))
+        if getattr(joint, "quaternion", False):
+            rot = slice(joint.nv - 3, joint.nv)
+            for what, arr in (("stiffness", passive[1]), ("spring_ref", passive[2])):
+                if np.any(arr[rot] != 0.0):
+                    raise ModelError(f"{who}: {what} {arr.tolist()}: the rotation of {joint!r} is a unit "
+                                     f"quaternion, whose angular velocity (variables {rot.start}..{rot.stop - 1}) "
+                                     "is not the rate of a coordinate, so a spring cannot act on it "
+                                     "(use a control law; damping is allowed)")
         nq, nv = (0, 0) if mim is not None else (joint.nq, joint.nv)
+        if mim is not None:
+            passive = (np.zeros(0),) * 3
         lims = (_limits(q_lower, nq, -np.inf, f"{who}: q_lower"),
                 _limits(q_upper, nq, np.inf, f"{who}: q_upper"),
                 _limits(v_limit, nv, np.inf, f"{who}: v_limit"),
@@ -199,7 +242,7 @@ class ModelBuilder:
         if np.any(lims[0] > lims[1]):
             raise ModelError(f"{who}: q_lower {lims[0].tolist()} exceeds q_upper {lims[1].tolist()}")
         self._bodies.append(dict(name=name, parent=p, joint=joint, jname=jname, P=P, C=Cp, mass=m,
-                                 com=c, inertia=I, lims=lims, mimic=mim))
+                                 com=c, inertia=I, lims=lims, mimic=mim, passive=passive))
         idx = len(self._bodies)
         self._names[name] = idx
         self._joint_names[jname] = idx
@@ -246,7 +289,7 @@ class ModelBuilder:
         bs = self._bodies
         world = dict(name="world", parent=-1, joint=_specs.Fixed(), jname="world", P=Transform(),
                      C=Transform(), mass=0.0, com=np.zeros(3), inertia=np.zeros((3, 3)),
-                     lims=(np.zeros(0),) * 4, mimic=None)
+                     lims=(np.zeros(0),) * 4, mimic=None, passive=(np.zeros(0),) * 3)
         rows = [world] + bs
         mimic = [None if b["mimic"] is None else self._resolve_mimic(b) for b in rows]
         return Model(
@@ -265,6 +308,9 @@ class ModelBuilder:
             v_limit=np.concatenate([b["lims"][2] for b in rows]),
             effort_limit=np.concatenate([b["lims"][3] for b in rows]),
             joint_mimic=mimic,
+            dof_damping=np.concatenate([b["passive"][0] for b in rows]),
+            dof_stiffness=np.concatenate([b["passive"][1] for b in rows]),
+            dof_springref=np.concatenate([b["passive"][2] for b in rows]),
         )
 
 
@@ -289,10 +335,12 @@ _FIELD_OF_MESSAGE = (("duplicate body name", "name"), ("body name", "name"), ("u
                      ("mass", "mass"), ("inertia", "inertia"), ("com", "com"),
                      ("q_lower", "limits.q_lower"), ("q_upper", "limits.q_upper"), ("v_limit", "limits.v_limit"),
                      ("effort_limit", "limits.effort_limit"), ("a mimic joint", "limits"), ("mimic", "mimic"),
-                     ("only a one-coordinate joint", "mimic"))
+                     ("only a one-coordinate joint", "mimic"), ("damping", "dynamics.damping"),
+                     ("stiffness", "dynamics.stiffness"), ("spring_ref", "dynamics.spring_ref"))
 
 _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_placement", "mass", "com",
-                "inertia", "inertia_as_written", "limits", "mimic"}
+                "inertia", "inertia_as_written", "limits", "mimic", "dynamics"}
+_DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
 _TOP_FIELDS = {"format", "version", "gravity", "bodies", "description"}
 
@@ -388,13 +436,27 @@ def builder_from_dict(d, source="model"):
             for k, x in enumerate(values):
                 check_json_numbers(x, f"{where}.limits.{key}[{k}]", scalar=True, nulls=True)
         mimic = _json_mimic(body["mimic"], f"{where}.mimic") if "mimic" in body else None
+        dyn = body.get("dynamics", {})
+        if not isinstance(dyn, dict):
+            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', "
+                             f"got {dyn!r}")
+        if set(dyn) - _DYNAMICS_FIELDS:
+            raise ModelError(f"{where}.dynamics: unknown fields {sorted(set(dyn) - _DYNAMICS_FIELDS, key=str)} "
+                             f"(expected {sorted(_DYNAMICS_FIELDS)})")
+        for key, values in dyn.items():
+            if not isinstance(values, list):
+                raise ModelError(f"{where}.dynamics.{key}: expected a list of one number per velocity "
+                                 f"variable, got {values!r}")
+            for k, x in enumerate(values):
+                check_json_numbers(x, f"{where}.dynamics.{key}[{k}]", scalar=True)
         try:
             b.add_body(body["name"], parent=body.get("parent", "world"), joint=joint, placement=P,
                        child_placement=Cp, mass=body.get("mass", 0.0), com=body.get("com", (0, 0, 0)),
                        inertia=body.get("inertia"), joint_name=body.get("joint_name"),
                        q_lower=lim.get("q_lower"), q_upper=lim.get("q_upper"),
                        v_limit=lim.get("v_limit"), effort_limit=lim.get("effort_limit"),
-                       mimic=mimic, inertia_as_written=as_written)
+                       mimic=mimic, inertia_as_written=as_written, damping=dyn.get("damping"),
+                       stiffness=dyn.get("stiffness"), spring_ref=dyn.get("spring_ref"))
         except ModelError as e:
             raise ModelError(_field_path(where, body["name"], e)) from None
     # mimic sources may come later in the file: check them now, while the path is known

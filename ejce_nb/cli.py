@@ -6,6 +6,7 @@
   ejce-nb sweep MODEL --n N --quantities Q,... --out DIR
                               Monte Carlo sweep into a store (resumable; see ej.sweep)
   ejce-nb report DIR          summary table of a sweep, and a plot of histograms and workspace
+  ejce-nb simulate MODEL      integrate the dynamics from rest (or --q0 / --qd0): summary, file, plot
 """
 import argparse
 import sys
@@ -166,6 +167,98 @@ def run_report(args, out=None):
     return 0
 
 
+def _vector(text, n, what):
+    """n numbers from "a,b,c" (or spaces), a .npy file or a text file of numbers."""
+    import os
+    try:
+        if text.endswith(".npy"):
+            x = np.load(text)
+        elif os.path.isfile(text):
+            with open(text) as f:
+                x = np.array(f.read().replace(",", " ").split(), dtype=float)
+        else:
+            x = np.array(text.replace(",", " ").split(), dtype=float)
+    except ValueError:
+        raise ValueError(f"{what}: expected {n} numbers separated by commas (or a .npy file), got {text!r}") from None
+    x = np.asarray(x, dtype=float).reshape(-1)
+    if x.shape != (n,):
+        raise ValueError(f"{what}: expected {n} numbers for this model, got {x.shape[0]}")
+    return x
+
+
+def simulate_command(args, out=None, err=None):
+    """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
+    import numba
+
+    from .simulate import SimulationError, simulate
+    from .models import load
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if args.threads:
+        numba.set_num_threads(args.threads)
+    model = load(args.model)
+    q0 = model.neutral() if args.q0 is None else _vector(args.q0, model.nq, "--q0")
+    qd0 = np.zeros(model.nv) if args.qd0 is None else _vector(args.qd0, model.nv, "--qd0")
+    snapshots = None
+    if args.snapshot:
+        try:
+            snapshots = [float(x) for x in args.snapshot.replace(",", " ").split()]
+        except ValueError:
+            raise ValueError(f"--snapshot: expected times separated by commas, got {args.snapshot!r}") from None
+    if args.out and not args.out.lower().endswith((".npz", ".csv")):
+        raise ValueError(f"--out: the file name must end in .npz (exact, Trajectory.load) or .csv, got {args.out!r}")
+    progress = False
+    if not args.no_progress:
+        try:
+            import tqdm  # noqa: F401
+            progress = True
+        except ImportError:
+            progress = None
+    kw = dict(method=args.method, record_every=args.record_every, progress=progress, damping=args.damping)
+    if args.method == "dopri5":
+        kw.update(rtol=args.rtol, atol=args.atol)
+    if args.max_energy is not None:
+        kw["max_energy"] = args.max_energy
+    status = 0
+    # compile or load the time loop first, so that the progress bar and steps/s measure the run
+    try:
+        simulate(model, q0, qd0, min(args.t, args.dt), args.dt, **dict(kw, progress=False, max_energy=np.inf))
+    except SimulationError:
+        pass                        # the run itself reports it
+    t0 = time.perf_counter()
+    try:
+        traj = simulate(model, q0, qd0, args.t, args.dt, **kw)
+    except SimulationError as e:
+        print(f"ejce-nb: {e}", file=err)
+        traj, status = e.partial, 3
+    except KeyboardInterrupt as e:
+        if getattr(e, "partial", None) is None:
+            raise
+        print("ejce-nb: interrupted; keeping the trajectory so far", file=err)
+        traj, status = e.partial, 130
+    wall = time.perf_counter() - t0
+    steps = int(traj.steps)
+    print(f"simulate {args.model}: {model.nbodies} bodies, nq {model.nq}, nv {model.nv}; {args.method}, "
+          f"dt {args.dt:g}, t = 0 .. {traj.stop_time:g} of {args.t:g}", file=out)
+    kernel = traj.info.get("wall_time", wall)
+    print(f"  {steps:,} steps in {kernel:.3g} s ({steps / max(kernel, 1e-12):,.0f} steps/s; {len(traj.t):,} states "
+          "recorded)" + (f", {traj.info['nfev'][0]:,} evaluations, {traj.info['nrejected'][0]:,} rejected steps"
+                         if args.method == "dopri5" else ""), file=out)
+    E = traj.energy
+    print(f"  energy: E(0) = {E[0]:.9g}, E(end) = {E[-1]:.9g}, drift max|E - E0| / max(|E0|, max T) = "
+          f"{traj.energy_drift():.3g}", file=out)
+    if args.out:
+        if args.out.lower().endswith(".csv"):
+            traj.to_csv(args.out)
+        else:
+            traj.save(args.out)
+        print(f"  wrote {args.out}", file=out)
+    if args.plot:
+        traj.plot(model, args.plot, snapshots=snapshots)
+        print(f"  wrote {args.plot}", file=out)
+    return status
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="ejce-nb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd")
@@ -196,6 +289,27 @@ def main(argv=None):
     p_report.add_argument("--plot", default=None, help="figure to write (default DIR.report.png)")
     p_report.add_argument("--no-plot", action="store_true", help="only the table")
     p_report.add_argument("--bins", type=_count, default=50)
+    p_sim = sub.add_parser("simulate", help="integrate the dynamics of a model",
+                           description="Integrate a model's forward dynamics from its neutral configuration at "
+                           "rest (or --q0 / --qd0); print steps/s and the energy drift; write the trajectory "
+                           "and a plot.")
+    p_sim.add_argument("model", help="shipped model name, .json or .urdf file")
+    p_sim.add_argument("--t", type=float, default=10.0, help="final time, s (default 10)")
+    p_sim.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3; dopri5: first step)")
+    p_sim.add_argument("--method", default="rk4", choices=("rk4", "rk2", "euler", "symplectic", "dopri5"))
+    p_sim.add_argument("--record-every", type=int, default=1, metavar="K", help="keep every K-th step")
+    p_sim.add_argument("--rtol", type=float, default=1e-8, help="dopri5 relative tolerance")
+    p_sim.add_argument("--atol", type=float, default=1e-10, help="dopri5 absolute tolerance")
+    p_sim.add_argument("--q0", help="initial coordinates: nq numbers 'a,b,...' or a .npy file (default: neutral)")
+    p_sim.add_argument("--qd0", help="initial velocities: nv numbers or a .npy file (default: zero)")
+    p_sim.add_argument("--damping", type=float, default=None,
+                       help="viscous damping on every velocity variable (default: the model's)")
+    p_sim.add_argument("--max-energy", type=float, default=None, help="stop when |T + V| exceeds this (J)")
+    p_sim.add_argument("--out", help="write the trajectory: .npz (exact) or .csv")
+    p_sim.add_argument("--plot", help="write a figure: energy drift, coordinates, stick figures (matplotlib)")
+    p_sim.add_argument("--snapshot", help="times of the stick figures, 't1,t2,...' (default: start, middle, end)")
+    p_sim.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sim.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
 
     from . import ModelError, SweepError
@@ -211,6 +325,8 @@ def main(argv=None):
             return run_sweep(args)
         if args.cmd == "report":
             return run_report(args)
+        if args.cmd == "simulate":
+            return simulate_command(args)
         model_name = getattr(args, "model", "arm7")
         batch = getattr(args, "batch", 100_000)
         from ._jit import cache_is_cold
@@ -233,7 +349,7 @@ def main(argv=None):
         print("ejce-nb: interrupted; the finished chunks are kept: run the same command again to resume",
               file=sys.stderr)
         return 130
-    except (ModelError, OSError, ValueError) as e:
+    except (ModelError, OSError, ValueError, ImportError) as e:
         print(f"ejce-nb: error: {e}", file=sys.stderr)
         return 2
 

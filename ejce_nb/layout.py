@@ -103,8 +103,10 @@ SCRATCH = (
     ("vx", "nv", 0),
     ("qt", "nq", 0),            #   the state,
     ("vt", "nv", 0),
-    ("KQ", "four", "nq"),       #   the stages' rates and accelerations
-    ("KV", "four", "nv"),
+    ("KQ", "seven", "nv"),      #   the stages' tangent rates and accelerations,
+    ("KV", "seven", "nv"),
+    ("dq", "nv", 0),            #   a tangent increment,
+    ("tq", "nv", 0),            #   the joint forces of a stage
     ("e5", "one", 8),           #   and the energies
     ("flags", "one", 8),        # flags of a one-state call: flags[0] = 1, the generic joint path
     ("uout", "one", 24),        # a user-defined joint's R, r, twist and bias (P axes)
@@ -140,7 +142,7 @@ def _pack(tables, sizes, header, width_of, start=0):
 
 def sizes_of(n1, nq, nv, nmot, npar):
     return {"n1": n1, "nq": nq, "nv": nv, "nmot": nmot, "npar": npar, "one": 1, "four": 4, "six": 6,
-            "twelve": 12}
+            "seven": 7, "twelve": 12}
 
 
 def pack_model(n1, nq, nv, nmot, ints, floats):
@@ -323,8 +325,10 @@ def scratch_view(mi, w, off):
         vec(w, off + mi[O_vx], nv),
         vec(w, off + mi[O_qt], nq),
         vec(w, off + mi[O_vt], nv),
-        rows(w, off + mi[O_KQ], 4, nq),
-        rows(w, off + mi[O_KV], 4, nv),
+        rows(w, off + mi[O_KQ], 7, nv),
+        rows(w, off + mi[O_KV], 7, nv),
+        vec(w, off + mi[O_dq], nv),
+        vec(w, off + mi[O_tq], nv),
         vec(w, off + mi[O_e5], 8),
         vec(w, off + mi[O_flags], 8),
         vec(w, off + mi[O_uout], 24),

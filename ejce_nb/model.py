@@ -16,6 +16,10 @@ in brackets are the same tables under the names of API.md:
   body_spatial_inertia (N+1,6,6) spatial inertia about the body origin, [angular; linear]
   q_lower, q_upper  (nq,)       coordinate limits (+-inf: none)
   v_limit, effort_limit (nv,)   velocity and effort limits (inf: none)
+  dof_damping, dof_stiffness, dof_springref (nv,)   passive joint forces the simulation adds,
+                tau_passive = -damping qd - stiffness (q - spring_ref) per velocity variable
+                (a spring only where the coordinate's rate is that variable: no unit quaternion);
+                the dynamics functions (rnea, aba, ...) do not include them
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
@@ -50,7 +54,8 @@ from .joints import codes as C
 ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
           "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
           "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
-          "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset")
+          "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset",
+          "dof_damping", "dof_stiffness", "dof_springref")
 
 
 # entity-prefixed table -> the name API.md gives it
@@ -95,13 +100,14 @@ class Model:
 
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
-                 joint_mimic=None):
+                 joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
                                joint_specs=joint_specs, parent=parent, joint_P=joint_P, joint_C=joint_C,
                                body_mass=body_mass, body_com=body_com, body_inertia=body_inertia, q_lower=q_lower,
-                               q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic)
+                               q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
+                               dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -139,6 +145,10 @@ class Model:
         self.q_upper = np.asarray(q_upper, dtype=np.float64).reshape(self.nq)
         self.v_limit = np.asarray(v_limit, dtype=np.float64).reshape(self.nv)
         self.effort_limit = np.asarray(effort_limit, dtype=np.float64).reshape(self.nv)
+        for name, x in (("dof_damping", dof_damping), ("dof_stiffness", dof_stiffness),
+                        ("dof_springref", dof_springref)):
+            object.__setattr__(self, name, np.zeros(self.nv) if x is None
+                               else np.array(x, dtype=np.float64).reshape(self.nv))
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
         self.rheonomic = bool(any(s.is_rheonomic() for s in joint_specs))
         self._quaternion_blocks = tuple(
@@ -359,14 +369,16 @@ class Model:
             return cached
         from .transform import Transform
         n1 = self.nbodies + 1
-        lims = [[], [], [], []]
+        lims = [[], [], [], [], [], [], []]
         for j in range(n1):
             qs, vs = self.q_slice(j), self.v_slice(j)
             s = self.joint_specs[j]
             if self.joint_mimic[j] >= 0:
-                parts = (np.full(s.nq, -np.inf), np.full(s.nq, np.inf), np.full(s.nv, np.inf), np.full(s.nv, np.inf))
+                parts = (np.full(s.nq, -np.inf), np.full(s.nq, np.inf), np.full(s.nv, np.inf), np.full(s.nv, np.inf),
+                         np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv))
             else:
-                parts = (self.q_lower[qs], self.q_upper[qs], self.v_limit[vs], self.effort_limit[vs])
+                parts = (self.q_lower[qs], self.q_upper[qs], self.v_limit[vs], self.effort_limit[vs],
+                         self.dof_damping[vs], self.dof_stiffness[vs], self.dof_springref[vs])
             for acc, part in zip(lims, parts):
                 acc.append(part)
         m = Model(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
@@ -375,7 +387,9 @@ class Model:
                   joint_C=[Transform(R, p) for R, p in zip(self.joint_C_rot, self.joint_C_pos)],
                   body_mass=self.body_mass, body_com=self.body_com, body_inertia=self.body_inertia,
                   q_lower=np.concatenate(lims[0]), q_upper=np.concatenate(lims[1]),
-                  v_limit=np.concatenate(lims[2]), effort_limit=np.concatenate(lims[3]))
+                  v_limit=np.concatenate(lims[2]), effort_limit=np.concatenate(lims[3]),
+                  dof_damping=np.concatenate(lims[4]), dof_stiffness=np.concatenate(lims[5]),
+                  dof_springref=np.concatenate(lims[6]))
         object.__setattr__(self, "_expanded", m)
         return m
 
@@ -454,6 +468,11 @@ class Model:
                     lim[key] = [float(x) if np.isfinite(x) else None for x in arr[s]]
             if lim:
                 b["limits"] = lim
+            dyn = {key: [float(x) for x in arr[vs]]
+                   for key, arr in (("damping", self.dof_damping), ("stiffness", self.dof_stiffness),
+                                    ("spring_ref", self.dof_springref)) if np.any(arr[vs] != 0.0)}
+            if dyn:
+                b["dynamics"] = dyn
             if self.joint_mimic[i] >= 0:
                 b["mimic"] = {"joint": self.joint_names[self.joint_mimic[i]],
                               "multiplier": float(self.joint_mimic_multiplier[i]),

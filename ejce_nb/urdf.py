@@ -15,13 +15,17 @@ Mapping (the README's "Loading URDF" says the same for users):
     taking z onto the axis (so q = [x, y, angle] along E's x and y axes, angle about the axis).
   * ``<limit>`` lower/upper (default 0, as the URDF specification says; none for continuous
     joints), velocity and effort (none when absent) are kept as the model's limits.
+  * ``<dynamics damping="...">`` of a revolute, continuous or prismatic joint is kept as the
+    joint's viscous damping (``Model.dof_damping``, used by ``ej.simulate``); ``friction`` is
+    ignored (Coulomb friction is not modelled), as is ``<dynamics>`` on other joints and on mimic
+    joints (which have no velocity of their own).
   * ``<mimic>`` (mimic=True): the joint follows the other joint's coordinate with no coordinate
     of its own (``Model.joint_mimic``); chains of mimic joints are composed.  On a fixed joint it
     is ignored; mimic=False ignores every ``<mimic>``.
   * The root link is fixed to the world (``floating_base=None``) by a Fixed joint named
     ``root_joint``, or floats on a Free joint of that name.  A root link named ``world`` is the
     world itself.  Bodies are numbered depth-first, children in the order of their joints in the
-    file.  ``<dynamics>``, ``<visual>``, ``<collision>``, transmissions etc. are ignored.
+    file.  ``<visual>``, ``<collision>``, transmissions etc. are ignored.
 """
 import os
 import warnings
@@ -189,6 +193,12 @@ class _Joint:
                     if x < 0:
                         raise ModelError(f"{w}: {_tag(lim, attr)}: must not be negative")
                     setattr(self, attr, x)
+        self.damping = 0.0
+        dyn = _one(el, "dynamics", who) if self.type in _ONE_DOF else None
+        if dyn is not None and dyn.get("damping") is not None:
+            self.damping = _number(dyn, "damping", who)
+            if self.damping < 0:
+                raise ModelError(f"{who}: {_tag(dyn, 'damping')}: must not be negative")
         self.mimic = None
         m = _one(el, "mimic", who)
         if m is not None:
@@ -412,7 +422,7 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
                        mass=lk.mass, com=lk.com, inertia=I, inertia_as_written=as_written, joint_name=j.name,
                        q_lower=[j.lower] if one else None, q_upper=[j.upper] if one else None,
                        v_limit=[j.velocity] if one else None, effort_limit=[j.effort] if one else None,
-                       mimic=mim)
+                       mimic=mim, damping=j.damping if one else None)
         except ModelError as e:
             msg = str(e)
             if name == "world":

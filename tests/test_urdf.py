@@ -104,7 +104,7 @@ def cover_by_hand(root_joint=None, root_name="root_joint"):
     b.add_body("upper", parent="base", joint=J.Revolute((0.0, 0.0, 1.0)), joint_name="shoulder",
                placement=Transform(rpy_matrix(0.2, 0.3, -0.4), (0.0, 0.0, 0.4)),
                mass=2.0, inertia=np.diag([0.02, 0.02, 0.01]),
-               q_lower=[-1.5], q_upper=[2.5], v_limit=[3.0], effort_limit=[40.0])
+               q_lower=[-1.5], q_upper=[2.5], v_limit=[3.0], effort_limit=[40.0], damping=0.1)
     b.add_body("lower", parent="upper", joint=J.Revolute((0.0, 1.0, 0.0)), joint_name="elbow",
                v_limit=[4.0], effort_limit=[20.0])
     b.add_body("slider", parent="lower", joint=J.Prismatic(np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)),
@@ -566,8 +566,8 @@ def test_malformed_arguments(tmp_path):
 
 # the parts of COVER the loader ignores: any value there, or their removal, leaves the model as it is
 IGNORED_ATTRS = {("robot", "name"), ("material", "name"), ("color", "rgba"), ("box", "size"),
-                 ("dynamics", "damping"), ("dynamics", "friction"), ("transmission", "name")}
-IGNORED_ELEMENTS = {"visual", "collision", "dynamics", "material", "transmission", "geometry", "box", "color", "type"}
+                 ("dynamics", "friction"), ("transmission", "name")}
+IGNORED_ELEMENTS = {"visual", "collision", "material", "transmission", "geometry", "box", "color", "type"}
 ONE_DOF = ("revolute", "continuous", "prismatic")
 
 
@@ -652,6 +652,11 @@ def urdf_oracle(robot_el):
                     return "invalid"
                 bounds.append(x[0])
             if kind != "continuous" and bounds[0] > bounds[1]:
+                return "invalid"
+        dynamics = el.find("dynamics")
+        if dynamics is not None and kind in ONE_DOF and dynamics.get("damping") is not None:
+            d = _finite(dynamics.get("damping"), 1)
+            if d is None or d[0] < 0:
                 return "invalid"
     roots = [n for n in names if n not in parent_of]
     if len(roots) != 1:
