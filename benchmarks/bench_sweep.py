@@ -3,9 +3,10 @@
     python benchmarks/bench_sweep.py            # 10^6 states of rnea, aba on arm7: local, 2-worker LocalCluster
     python benchmarks/bench_sweep.py --quick    # 10^5 states
 
-The raw figure is the batch API alone (``ej.rnea`` and ``ej.aba`` on the stored inputs, chunk by
-chunk as the sweep runs them); the sweep figure includes drawing the inputs, checking them,
-writing every input and output to the store (flushed to disk) and the bookkeeping.  Raw and sweep
+The raw figure is the batch API alone (``ej.rnea`` and ``ej.aba`` on the sweep's inputs, chunk by
+chunk as the sweep runs them); the sweep figure includes drawing the inputs, writing the outputs,
+their status and (``store_inputs=True``, the default) the inputs to the zarr store (flushed to
+disk) and the bookkeeping; each setting runs with the inputs stored and without.  Raw and sweep
 runs alternate and the best of ``--repeats`` is reported (other work on the machine slows
 whichever it meets), with the first sweep (into a page cache that has to grow) beside it, and the
 CPU seconds of each run (this process and the cluster's workers), which other load disturbs less
@@ -52,26 +53,28 @@ def raw_run(model, res, quantities, chunk_size):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def sweep_run(model, n, quantities, out, chunk_size, client=None):
+def sweep_run(model, n, quantities, out, chunk_size, client=None, store_inputs=True):
     """(result, seconds, CPU seconds) of a sweep into a fresh directory."""
     if os.path.exists(out):
         shutil.rmtree(out)
     c0 = _cpu(client)
     t0 = time.perf_counter()
-    res = ej.sweep(model, n, quantities, out, chunk_size=chunk_size, scheduler=client, progress=False)
+    res = ej.sweep(model, n, quantities, out, chunk_size=chunk_size, scheduler=client, progress=False,
+                   store_inputs=store_inputs)
     return res, time.perf_counter() - t0, _cpu(client) - c0
 
 
-def compare(label, model, n, quantities, root, chunk_size, repeats, client=None):
+def compare(label, model, n, quantities, root, chunk_size, repeats, client=None, store_inputs=True):
     sweeps, raws = [], []
     for r in range(repeats):
-        res, sec, cpu = sweep_run(model, n, quantities, os.path.join(root, f"{label[:5]}{r}"), chunk_size, client)
+        res, sec, cpu = sweep_run(model, n, quantities, os.path.join(root, f"run{r}"), chunk_size, client,
+                                  store_inputs)
         sweeps.append((sec, cpu))
         raws.append(raw_run(model, res, quantities, chunk_size))
         shutil.rmtree(res.path)
     raw, sw = min(t for t, _ in raws), min(t for t, _ in sweeps)
     raw_cpu, sw_cpu = min(c for _, c in raws), min(c for _, c in sweeps)
-    print(f"{label:<26s} {n / raw:>12,.0f} {n / sw:>12,.0f} {100 * (sw / raw - 1):>8.1f} % "
+    print(f"{label:<34s} {n / raw:>12,.0f} {n / sw:>12,.0f} {100 * (sw / raw - 1):>8.1f} % "
           f"{n / sweeps[0][0]:>12,.0f}   {raw_cpu:>6.2f} s {sw_cpu:>6.2f} s {100 * (sw_cpu / raw_cpu - 1):>6.1f} %",
           flush=True)
 
@@ -97,12 +100,14 @@ def main(argv=None):
         import numba
         print(f"{n:,} states of {args.model} ({', '.join(quantities)}), chunks of {args.chunk_size:,}, "
               f"{numba.get_num_threads()} Numba threads here, best of {args.repeats}")
-        print(f"{'':<26s} {'raw':>12s} {'sweep':>12s} {'machinery':>10s} {'first sweep':>12s}   "
+        print(f"{'':<34s} {'raw':>12s} {'sweep':>12s} {'machinery':>10s} {'first sweep':>12s}   "
               f"{'CPU: raw':>8s} {'sweep':>8s} {'':>8s}")
-        print(f"{'':<26s} {'states/s':>12s} {'states/s':>12s} {'':>10s} {'states/s':>12s}")
+        print(f"{'':<34s} {'states/s':>12s} {'states/s':>12s} {'':>10s} {'states/s':>12s}")
         # compile (or load) every kernel
         sweep_run(model, 2 * args.chunk_size, quantities, os.path.join(root, "warm"), args.chunk_size)
-        compare("local (threads)", model, n, quantities, root, args.chunk_size, args.repeats)
+        for stored in (True, False):
+            compare(f"local (threads), inputs {'stored' if stored else 'not stored'}", model, n, quantities, root,
+                    args.chunk_size, args.repeats, store_inputs=stored)
         if args.workers:
             import dask
             from dask.distributed import Client, LocalCluster
@@ -117,8 +122,9 @@ def main(argv=None):
                               dashboard_address=None) as cluster, Client(cluster) as client:
                 sweep_run(model, 2 * args.chunk_size, quantities, os.path.join(root, "warm_dask"),
                           args.chunk_size, client)
-                compare(f"LocalCluster, {args.workers} workers", model, n, quantities, root, args.chunk_size,
-                        args.repeats, client)
+                for stored in (True, False):
+                    compare(f"LocalCluster, {args.workers} workers, {'stored' if stored else 'not stored'}", model,
+                            n, quantities, root, args.chunk_size, args.repeats, client, store_inputs=stored)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

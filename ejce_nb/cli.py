@@ -133,7 +133,8 @@ def run_sweep(args, out=None):
         client = Client(args.scheduler)
     try:
         res = sweep(model, args.n, args.quantities, args.out, chunk_size=args.chunk_size, seed=args.seed,
-                    t=args.t, scheduler=client, progress=not args.no_progress)
+                    t=args.t, scheduler=client, progress=not args.no_progress,
+                    store_inputs=not args.no_store_inputs)
     finally:
         if client is not None:
             client.close()
@@ -143,8 +144,9 @@ def run_sweep(args, out=None):
         rate = info["computed"] / max(info["seconds"], 1e-12)
         print(f"{res.path}: {info['computed']:,} states of {args.model} ({', '.join(res.quantities)}) in "
               f"{info['seconds']:.2f} s {where}: {rate:,.0f} states/s"
-              + (f"; {info['resumed_chunks']} chunks were already done" if info["resumed_chunks"] else ""),
-              file=out)
+              + (f"; {info['resumed_chunks']} chunks were already done" if info["resumed_chunks"] else "")
+              + (f"; {info['flagged']:,} samples flagged (see their status with ejce-nb report)"
+                 if info["flagged"] else ""), file=out)
     else:
         print(f"{res.path}: all {res.n:,} states were already done", file=out)
     return 0
@@ -284,6 +286,8 @@ def main(argv=None):
     p_sweep.add_argument("--threads", type=int, default=None, help="Numba threads of this process")
     p_sweep.add_argument("--scheduler", default=None, help="address of a Dask scheduler to run the chunks on")
     p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sweep.add_argument("--no-store-inputs", action="store_true",
+                         help="do not store the sampled inputs: they are drawn again when read")
     p_report = sub.add_parser("report", help="summary table and plot of a sweep")
     p_report.add_argument("dir", help="directory of the sweep")
     p_report.add_argument("--plot", default=None, help="figure to write (default DIR.report.png)")

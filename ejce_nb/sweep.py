@@ -5,37 +5,48 @@ on threads or on a Dask cluster, resumable after any interruption and bitwise re
     result = ej.sweep(model, 1_000_000, ["rnea", "aba"], "arm.sweep")
     tau = np.asarray(result["rnea"])            # (n, nv); result["q"], result["qd"], ...
 
-Storage.  ``out`` is a zarr (format 3) group: one array per input and per output, chunked along
-the sample axis with one store chunk per sweep chunk, raw little-endian float64 (random inputs
-and dynamics outputs do not compress, and a compressor would cost more than the kernels).  This
-module writes that format itself: a local sweep needs nothing beyond numpy, every chunk file is
-created by renaming a finished temporary file (a reader never sees half a chunk), and reading
-needs only numpy.  zarr, Dask and xarray read the same directory (``zarr.open_group(out)``,
-``dask.array.from_zarr(out, component="rnea")``); zarr and Dask are therefore optional extras
-(``pip install "ejce_nb[dask]"``), imported only by the Dask path and by ``SweepResult.to_dask``.
-The bookkeeping is zarr too: the group ``.sweep`` with the array ``done`` (one byte per chunk)
-and the group ``tmp`` where files are written before they are renamed into place.
+Storage.  ``out`` is a zarr (format 3) group written with the zarr library: one array per input
+and per output and the array ``status``, chunked along the sample axis with one store chunk per
+sweep chunk, raw little-endian values (random inputs and dynamics outputs do not compress, and a
+compressor would cost more than the kernels).  zarr, Dask and xarray read it like any zarr group.
+zarr and tqdm are the ``sweep`` extra (``pip install "ejce_nb[sweep]"``), imported only when a
+sweep runs or is opened.  The bookkeeping is zarr too: the group ``.sweep`` with the array
+``done`` (one byte per chunk) and the recorded failures in its attributes.
 
-Seeding.  Every random number belongs to one sample: sample i's draws for an input come from
-Philox4x64-10 (numpy's counter-based generator, evaluated here in compiled code and checked
-against ``np.random.Philox``) at counters (block, i, 0, 0) under a key derived by
-``np.random.SeedSequence(seed, spawn_key=(input, call))``.  Nothing depends on the chunk a sample
-falls in, on the thread that draws it or on the worker that runs it; and the batch kernels compute
-each state on its own, so inputs and outputs are bitwise the same whatever ``chunk_size``, thread
-count or number of Dask workers, on machines with the same numerical libraries (the ziggurat's
-tables and its rare slow steps use libm's exp and log).  Uniforms are numpy's 53-bit conversion, so
-a sample's uniform draws are those of ``np.random.Generator(np.random.Philox(key, counter))``;
-standard normals come from Marsaglia and Tsang's ziggurat on the sample's own stream.
+Per-sample status.  Every quantity is computed with ``errors="flag"``: a sample the engine cannot
+compute (NaN or inf in its inputs, a quaternion far from unit norm, a gimbal lock, a singular mass
+matrix) gets NaN rows in the quantities it breaks and its ``ej.Status`` code in ``status`` (the
+first non-zero code over the quantities, in their order); the chunk goes on.  What is not a
+sample's fault (a sampler that raises or returns the wrong shape, an invalid perturbed model, a
+disk error) stops the sweep with ``SweepError``.
 
-Atomicity and resume.  A chunk's files are written under temporary names, flushed to disk and
-renamed into place, then its byte of ``.sweep/done`` is created the same way (and a resumed
-sweep also checks that a marked chunk's files exist): a chunk counts as finished only when
-that marker exists, so a sweep killed at any moment (Ctrl-C, SIGKILL) leaves finished chunks and
-perhaps temporary files in ``.sweep/tmp`` (removed by the next run), never a chunk that looks
-finished and is not.  The root ``zarr.json`` holds a description of the
-arguments (model, n, quantities, chunk size, seed, t, sampler) and its SHA-256 fingerprint;
-running ``sweep`` again with the same arguments skips the finished chunks, and different
-arguments on the same directory are refused, naming what differs.
+Seeding.  Every random number belongs to one sample.  Each input has its own stream, numpy's
+``np.random.Philox`` under the key ``np.random.SeedSequence(seed, spawn_key=(input, draw))``
+gives; an input drawing k numbers per sample takes sample i's from the stream's 64-bit words
+[i k, (i + 1) k), which a generator reaches with ``Philox.advance`` (it counts blocks of four
+words) and a few discarded words.  Uniforms are numpy's ``Generator.random`` of those words (one
+word each); normals are Box-Muller pairs of them, a fixed two words per pair, so that a sample's
+position in its stream does not depend on the values drawn before it (numpy's ziggurat consumes a
+variable number).  Nothing depends on the chunk a sample falls in, on the thread that draws it or
+on the worker that runs it, and the batch kernels compute each state on its own, so inputs and
+outputs are bitwise the same whatever ``chunk_size``, thread count or number of Dask workers, on
+machines with the same numerical libraries (Box-Muller and the rotation samplers use libm).
+
+Inputs that are pure functions of (seed, index), those of ``ej.Uniform``, ``ej.Normal`` and
+``ej.Tolerances``, need not be stored (``store_inputs=False``): ``result[name]`` draws them again
+when read, the same bits.  The store keeps a digest of this machine's libm on a fixed draw, and
+reading regenerated inputs (or computing them on a Dask worker) where the digest differs is
+refused rather than answered with other bits.
+
+Atomicity and resume.  zarr writes each chunk file under a temporary name and renames it into
+place; once a chunk's files are written and flushed to disk, its byte of ``.sweep/done`` (its
+marker) is written: a chunk counts as finished only when that marker exists (and, for a resumed
+sweep, all its files), so a sweep killed at any moment (Ctrl-C, SIGKILL) leaves finished chunks
+and perhaps files of unfinished ones, which the next run removes and writes again, never a chunk
+that looks finished and is not.  The root attributes hold a description of the arguments (model,
+n, quantities, chunk size, seed, t, sampler, store_inputs) and its SHA-256 fingerprint, written
+last when the store is created; running ``sweep`` again with the same arguments skips the
+finished chunks, and different arguments on the same directory are refused, naming what differs.
 A lock on the directory (``flock``) keeps two processes from driving the same sweep at once.
 
 Dask.  With ``scheduler=client`` (a ``dask.distributed.Client``) the plan is scattered to every
@@ -48,11 +59,9 @@ run the same ejce_nb sources as the client.
 Memory stays bounded by a few chunks whatever ``n`` is: locally one chunk is evaluated while the
 previous one waits and the one before is written (a writer thread overlaps the disk with the
 kernels), on Dask each task holds one chunk, and ``SweepResult`` summaries read one chunk at a
-time.
-
-Progress: a tqdm bar (states/s, time left) when tqdm is installed, otherwise a line on stderr
-every few seconds; ``progress=False`` turns both off.
+time.  Progress: a tqdm bar (states/s, time left); ``progress=False`` turns it off.
 """
+import concurrent.futures
 import copy
 import fnmatch
 import functools
@@ -64,22 +73,21 @@ import os
 import pickle
 import queue
 import re
-import sys
 import threading
 import time
 import uuid
 import zlib
 
+import numba
 import numpy as np
-from llvmlite import ir as llvm_ir
-from numba import prange, types
-from numba.extending import intrinsic
+from numba import prange
 
 from ._jit import jit, pjit
-from .errors import ModelError, SingularJointError
+from .errors import ModelError, Status
 
 FORMAT = "ejce_nb.sweep"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+INSTALL = 'pip install "ejce_nb[sweep]"'
 
 # quantity -> (inputs it needs besides q and t, description)
 QUANTITIES = {
@@ -94,6 +102,9 @@ QUANTITIES = {
 }
 _BODY_QUANTITIES = ("forward_kinematics", "body_jacobian")
 INPUTS = ("q", "qd", "qdd", "tau", "t")
+STATUS = "status"
+# the status of a sample whose chunk is not finished
+NOT_COMPUTED = -1
 
 
 class SweepError(RuntimeError):
@@ -128,181 +139,38 @@ def _ej():
     return ejce_nb
 
 
+def _zarr():
+    try:
+        import zarr
+    except ImportError:
+        raise ValueError(f"sweeps are stored with zarr, which is not installed: {INSTALL}") from None
+    return zarr
+
+
 # ============================================================================ random streams
-_M0 = np.uint64(0xD2E7470EE14C6C93)
-_M1 = np.uint64(0xCA5A826395121157)
-_W0 = np.uint64(0x9E3779B97F4A7C15)
-_W1 = np.uint64(0xBB67AE8584CAA73B)
-_LO32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
-_S11 = np.uint64(11)
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
-_TWO53 = 1.0 / 9007199254740992.0
+# rows drawn per task: a block's uniforms stay in the cache between the generator and Box-Muller
+_BLOCK = 8192
+_POOLS = {}
+_POOLS_LOCK = threading.Lock()
 
 
-@intrinsic
-def _mulhi(typingctx, a, b):
-    """High 64 bits of the 128-bit product of two uint64 (one hardware multiply)."""
-    if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
-        return None
+def _in_blocks(fill, m):
+    """fill(a, b) for the row blocks [a, b) of m rows, on as many threads as Numba uses here.
 
-    def codegen(context, builder, signature, args):
-        wide = llvm_ir.IntType(128)
-        prod = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
-        return builder.trunc(builder.lshr(prod, llvm_ir.Constant(wide, 64)), llvm_ir.IntType(64))
-    return types.uint64(types.uint64, types.uint64), codegen
-
-
-@jit
-def _mulhilo(a, b):
-    return _mulhi(a, b), a * b
-
-
-@jit
-def philox4x64(c0, c1, c2, c3, k0, k1):
-    """Philox4x64-10 of the counter (c0, c1, c2, c3) under the key (k0, k1): the block numpy's
-    ``np.random.Philox(key=[k0, k1])`` yields when its counter reaches that value."""
-    for r in range(10):
-        if r > 0:
-            k0 += _W0
-            k1 += _W1
-        hi0, lo0 = _mulhilo(_M0, c0)
-        hi1, lo1 = _mulhilo(_M1, c2)
-        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
-    return c0, c1, c2, c3
-
-
-@jit
-def _u01(w):
-    # numpy's conversion: the top 53 bits, [0, 1)
-    return np.float64(np.int64(w >> _S11)) * _TWO53
-
-
-@jit
-def _next_word(k0, k1, s, block, pos, w):
-    """The next 64-bit word of sample s's stream; (block, pos, w) is the position in it."""
-    if pos == 4:
-        block += _ONE
-        w = philox4x64(block, s, _ZERO, _ZERO, k0, k1)
-        pos = 0
-    return w[pos], block, pos + 1, w
-
-
-@pjit
-def uniform_rows(k0, k1, first, out):
-    """out[i, j] = word j of sample (first + i)'s stream as a double in [0, 1)."""
-    m, k = out.shape
-    for i in prange(m):
-        s = np.uint64(first + i)
-        for j in range((k + 3) // 4):
-            w = philox4x64(np.uint64(j), s, _ZERO, _ZERO, k0, k1)
-            for x in range(min(4, k - 4 * j)):
-                out[i, 4 * j + x] = _u01(w[x])
-
-
-def _ziggurat_tables(r=3.6541528853610088, v=4.92867323399e-3, layers=256):
-    """Marsaglia and Tsang's ziggurat for the normal density: 256 layers of area v, drawn with 8
-    index bits, a sign bit and a 52-bit magnitude per 64-bit word (the layout of numpy's)."""
-    m1 = 2.0 ** 52
-    ki = np.zeros(layers, dtype=np.uint64)
-    wi = np.zeros(layers)
-    fi = np.zeros(layers)
-    dn = tn = r
-    q = v / math.exp(-0.5 * dn * dn)
-    ki[0] = np.uint64((dn / q) * m1)
-    wi[0], wi[-1] = q / m1, dn / m1
-    fi[0], fi[-1] = 1.0, math.exp(-0.5 * dn * dn)
-    for i in range(layers - 2, 0, -1):
-        dn = math.sqrt(-2.0 * math.log(v / dn + math.exp(-0.5 * dn * dn)))
-        ki[i + 1] = np.uint64((dn / tn) * m1)
-        tn = dn
-        fi[i] = math.exp(-0.5 * dn * dn)
-        wi[i] = dn / m1
-    return ki, wi, fi
-
-
-_ZIG_R = 3.6541528853610088
-_ZIG_INV_R = 1.0 / _ZIG_R
-_KI, _WI, _FI = _ziggurat_tables()
-_FF = np.uint64(0xFF)
-_S8 = np.uint64(8)
-_MANT = np.uint64(0x000FFFFFFFFFFFFF)
-
-
-@jit
-def _ziggurat_slow(idx, x, negative, k0, k1, s, block, pos, w):
-    """The rare ziggurat steps after a magnitude fell outside its layer's rectangle: the wedge
-    test, or for the base layer the tail beyond r (Marsaglia's exponential method).  Returns
-    (accepted, x, position in the stream)."""
-    if idx == 0:
-        while True:
-            u, block, pos, w = _next_word(k0, k1, s, block, pos, w)
-            xx = -_ZIG_INV_R * math.log1p(-_u01(u))
-            u, block, pos, w = _next_word(k0, k1, s, block, pos, w)
-            yy = -math.log1p(-_u01(u))
-            if yy + yy > xx * xx:
-                return True, (-(_ZIG_R + xx) if negative else _ZIG_R + xx), block, pos, w
-    u, block, pos, w = _next_word(k0, k1, s, block, pos, w)
-    ok = (_FI[idx - 1] - _FI[idx]) * _u01(u) + _FI[idx] < math.exp(-0.5 * x * x)
-    return ok, x, block, pos, w
-
-
-@pjit
-def normal_rows(k0, k1, first, out):
-    """out[i, :] = standard normals of sample (first + i)'s stream by the ziggurat (one word per
-    normal 99% of the time; the stream is as long as the sample needs)."""
-    m, k = out.shape
-    for i in prange(m):
-        s = np.uint64(first + i)
-        block = _ZERO
-        w = philox4x64(block, s, _ZERO, _ZERO, k0, k1)
-        pos = 0
-        c = 0
-        while c < k:
-            if pos == 4:
-                block += _ONE
-                w = philox4x64(block, s, _ZERO, _ZERO, k0, k1)
-                pos = 0
-            r = w[pos]
-            pos += 1
-            idx = np.int64(r & _FF)
-            r = r >> _S8
-            negative = (r & _ONE) == _ONE
-            rabs = (r >> _ONE) & _MANT
-            x = np.float64(np.int64(rabs)) * _WI[idx]
-            if negative:
-                x = -x
-            if rabs < _KI[idx]:
-                out[i, c] = x
-                c += 1
-                continue
-            ok, x, block, pos, w = _ziggurat_slow(idx, x, negative, k0, k1, s, block, pos, w)
-            if ok:
-                out[i, c] = x
-                c += 1
-
-
-@pjit
-def interval_rows(k0, k1, first, col, off, cnt, starts, cums, totals, out):
-    """out[i, col[c]] = word col[c] of sample (first + i)'s stream mapped uniformly onto the
-    union of intervals starts[off[c]:off[c] + cnt[c]] (cumulative lengths cums, total totals[c])."""
-    m = out.shape[0]
-    for i in prange(m):
-        s = np.uint64(first + i)
-        have = np.int64(-1)
-        w = (_ZERO, _ZERO, _ZERO, _ZERO)
-        for c in range(col.shape[0]):
-            j = col[c]
-            if j // 4 != have:
-                have = j // 4
-                w = philox4x64(np.uint64(have), s, _ZERO, _ZERO, k0, k1)
-            x = _u01(w[j % 4]) * totals[c]
-            o = off[c]
-            p = 0
-            while p + 1 < cnt[c] and x >= cums[o + p + 1]:
-                p += 1
-            out[i, j] = starts[o + p] + (x - cums[o + p])
+    Every row is a function of its sample alone, so the split changes no bit; numpy's generators
+    and the compiled transforms release the GIL, so the blocks run in parallel."""
+    bounds = [(a, min(m, a + _BLOCK)) for a in range(0, m, _BLOCK)]
+    threads = min(numba.get_num_threads(), len(bounds))
+    if threads <= 1:
+        for a, b in bounds:
+            fill(a, b)
+        return
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = concurrent.futures.ThreadPoolExecutor(threads, "ejce_nb-draw")
+    for f in [pool.submit(fill, a, b) for a, b in bounds]:
+        f.result()
 
 
 def _stream_code(name):
@@ -311,16 +179,100 @@ def _stream_code(name):
 
 @functools.lru_cache(maxsize=4096)
 def _key(entropy, stream, call):
-    """Philox key of draw number ``call`` of input ``stream`` (a name) under the seed."""
+    """Philox key of draw number ``call`` of the input ``stream`` (a name) under the seed."""
     ss = np.random.SeedSequence(entropy=list(entropy), spawn_key=(_stream_code(stream), call))
-    k = ss.generate_state(2, np.uint64)
-    return np.uint64(k[0]), np.uint64(k[1])
+    return tuple(int(x) for x in ss.generate_state(2, np.uint64))
+
+
+def _generator(key, word):
+    """A numpy Generator on the Philox stream of ``key`` whose next 64-bit word is number ``word``."""
+    bits = np.random.Philox(key=np.array(key, dtype=np.uint64))
+    # advance counts Philox blocks of four words and drops the buffered rest of the current block
+    bits.advance(word // 4)
+    if word % 4:
+        bits.random_raw(word % 4)
+    return np.random.Generator(bits)
+
+
+def _uniform_rows(key, first, out):
+    """out[i, j] = numpy's double (Generator.random) of word (first + i) k + j of the stream of
+    ``key``, k = out.shape[1]: row i is sample first + i's k words."""
+    m, k = out.shape
+
+    def fill(a, b):
+        _generator(key, (first + a) * k).random(out=out[a:b])
+    if out.size:
+        _in_blocks(fill, m)
+
+
+_scratch = threading.local()
+
+
+def _drawn_rows(key, first, m, width, use):
+    """use(a, b, u) for the row blocks [a, b) of m samples, u (b - a, width) the uniforms of
+    samples first + a .. first + b - 1 (as ``_uniform_rows`` draws them) in a scratch array of
+    the thread, reused from block to block (a fresh one would be page-faulted in every time)."""
+    def fill(a, b):
+        need = (b - a) * width
+        buf = getattr(_scratch, "u", None)
+        if buf is None or buf.size < need:
+            buf = _scratch.u = np.empty(max(need, 8 * _BLOCK))
+        u = buf[:need].reshape(b - a, width)
+        _generator(key, (first + a) * width).random(out=u)
+        use(a, b, u)
+    if m and width:
+        _in_blocks(fill, m)
+
+
+_QUARTER_PI = math.pi / 4
+
+
+@jit(inline="always")
+def _unit_circle(u):
+    """(cos 2 pi u, sin 2 pi u) for u in [0, 1).  The octant k of u and the position f in it are
+    exact (8 u is), so the angle is reduced without rounding to [0, pi/4], where libm's sine is
+    fast and the cosine sqrt(1 - s^2) is accurate to an ulp (s^2 <= 1/2); the octant's symmetry
+    gives the rest, by selections and exact sign flips rather than branches (random octants
+    would mispredict them).  Twice as fast as a cosine and a sine of 2 pi u."""
+    v = 8.0 * u
+    k = np.int64(v)
+    f = v - k
+    odd = k & 1
+    s = math.sin(_QUARTER_PI * ((1.0 - f) if odd else f))
+    c = math.sqrt(1.0 - s * s)
+    j = k >> 1                               # quarter turns
+    swap = (odd ^ j) & 1
+    x = s if swap else c
+    y = c if swap else s
+    return (1.0 - 2.0 * (((j + 1) >> 1) & 1)) * x, (1.0 - 2.0 * (j >> 1)) * y
+
+
+@jit
+def _box_muller(U, Z):
+    """Z[i, j], Z[i, j + 1] = the Box-Muller pair of U[i, j], U[i, j + 1] (U has Z's columns
+    rounded up to even)."""
+    m, k = Z.shape
+    for i in range(m):
+        for j in range(0, k, 2):
+            # 1 - u is exact for numpy's doubles (multiples of 2**-53 in [0, 1)) and never 0
+            r = math.sqrt(-2.0 * math.log(1.0 - U[i, j]))
+            c, s = _unit_circle(U[i, j + 1])
+            Z[i, j] = r * c
+            if j + 1 < k:
+                Z[i, j + 1] = r * s
+
+
+def _normal_rows(key, first, out):
+    """out[i] = standard normals of sample first + i: Box-Muller pairs of its 2 ceil(k / 2) words
+    of the stream of ``key`` (k = out.shape[1])."""
+    m, k = out.shape
+    _drawn_rows(key, first, m, k + (k & 1), lambda a, b, u: _box_muller(u, out[a:b]))
 
 
 class StreamRNG:
     """Random draws for a block of consecutive samples, one row per sample: row i comes from
-    sample ``indices[i]``'s own stream, so a sampler function that builds row i from row i's
-    draws (and ``indices[i]``) gives the same values whatever the chunking.
+    sample ``indices[i]``'s own part of the stream, so a sampler function that builds row i from
+    row i's draws (and ``indices[i]``) gives the same values whatever the chunking.
 
     Each method call is a new draw with its own stream; ``size`` is the number of samples (the
     chunk's, given to the sampler) or a shape that starts with it, like ``(size, 7)``."""
@@ -337,7 +289,7 @@ class StreamRNG:
         """Global sample indices of the rows (first, first + 1, ...)."""
         return np.arange(self.first, self.first + self.size, dtype=np.int64)
 
-    def _shape(self, size):
+    def _draw(self, size, rows):
         if size is None:
             shape = (self.size,)
         else:
@@ -345,35 +297,22 @@ class StreamRNG:
         if not shape or shape[0] != self.size:
             raise ValueError(f"sampler draws must have one row per sample: size must be {self.size} or "
                              f"start with {self.size}, got {size!r}")
-        return shape
-
-    def _next_key(self):
-        k = _key(self._entropy, self._stream, self._calls)
+        key = _key(self._entropy, self._stream, self._calls)
         self._calls += 1
-        return k
+        out = np.empty((self.size, int(np.prod(shape[1:], dtype=np.int64))))
+        rows(key, self.first, out)
+        return out.reshape(shape)
 
     def random(self, size=None):
         """Uniform in [0, 1)."""
-        shape = self._shape(size)
-        out = np.empty((self.size, int(np.prod(shape[1:], dtype=np.int64))))
-        if out.size:
-            uniform_rows(*self._next_key(), self.first, out)
-        else:
-            self._calls += 1
-        return out.reshape(shape)
+        return self._draw(size, _uniform_rows)
 
     def uniform(self, low=0.0, high=1.0, size=None):
         u = self.random(size)
         return np.asarray(low, dtype=float) + (np.asarray(high, dtype=float) - np.asarray(low, dtype=float)) * u
 
     def standard_normal(self, size=None):
-        shape = self._shape(size)
-        out = np.empty((self.size, int(np.prod(shape[1:], dtype=np.int64))))
-        if out.size:
-            normal_rows(*self._next_key(), self.first, out)
-        else:
-            self._calls += 1
-        return out.reshape(shape)
+        return self._draw(size, _normal_rows)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         return np.asarray(loc, dtype=float) + np.asarray(scale, dtype=float) * self.standard_normal(size)
@@ -595,10 +534,10 @@ class _Source:
 
     ``draw(entropy, name, first, m, buf)`` returns the rows of samples first .. first + m - 1;
     ``buf(tag, shape)`` hands out scratch arrays that are reused from chunk to chunk (fresh
-    arrays would be page-faulted in again every chunk).  ``trusted``: the values cannot be NaN or
-    non-unit quaternions, so they need no checking."""
+    arrays would be page-faulted in again every chunk).  ``regenerable``: the rows are a function
+    of (seed, index) alone, so they can be drawn again instead of stored."""
     shape = ()
-    trusted = True
+    regenerable = True
 
     def draw(self, entropy, name, first, m, buf):
         raise NotImplementedError
@@ -626,7 +565,7 @@ class _Array(_Source):
         self._description = {"type": "array", "shape": list(ashape),
                              "sha256": _hash_array(arr, n)}
 
-    trusted = False
+    regenerable = False
 
     def draw(self, entropy, name, first, m, buf):
         out = buf("out", (m,) + self.shape)
@@ -642,7 +581,7 @@ class _Function(_Source):
         self.f, self.name, self.shape = f, name, shape
         self._description = _describe_callable(f)
 
-    trusted = False
+    regenerable = False
 
     def draw(self, entropy, name, first, m, buf):
         out = self.f(StreamRNG(entropy, name, first, m), m)
@@ -673,7 +612,7 @@ class _PlainUniform(_Source):
 
     def draw(self, entropy, name, first, m, buf):
         u = buf("out", (m, self.low.shape[0]))
-        uniform_rows(*_key(entropy, name, 0), first, u)
+        _uniform_rows(_key(entropy, name, 0), first, u)
         u *= self.high - self.low
         u += self.low
         return u.reshape((m,) + self.shape)
@@ -693,7 +632,7 @@ class _PlainNormal(_Source):
 
     def draw(self, entropy, name, first, m, buf):
         z = buf("out", (m, self.mean.shape[0]))
-        normal_rows(*_key(entropy, name, 0), first, z)
+        _normal_rows(_key(entropy, name, 0), first, z)
         if np.any(self.std != 1.0) or np.any(self.mean != 0.0):
             z *= self.std
             z += self.mean
@@ -813,7 +752,7 @@ class _ConfigUniform(_Source):
                 self.columns.append((i, starts, cum[:-1].copy(), float(cum[-1])))
         self.rot_start = np.array([r[0] for r in self.rotations], dtype=np.int64)
         self.rot_kind = np.array([r[1] for r in self.rotations], dtype=np.int64)
-        # the interval program of the compiled pass: one entry per sampled coordinate
+        # the interval program of _intervals: word c of a sample's stream is coordinate col[c]
         self.col = np.array([c[0] for c in self.columns], dtype=np.int64)
         self.cnt = np.array([len(c[1]) for c in self.columns], dtype=np.int64)
         self.off = np.concatenate([[0], np.cumsum(self.cnt)[:-1]]).astype(np.int64)
@@ -827,17 +766,30 @@ class _ConfigUniform(_Source):
         q = buf("out", (m,) + self.shape)
         if len(self.col) < self.shape[0]:
             q[...] = 0.0
-        if len(self.col):
-            interval_rows(*_key(entropy, name, 0), first, self.col, self.off, self.cnt, self.starts,
-                          self.cums, self.totals, q)
+        _drawn_rows(_key(entropy, name, 0), first, m, len(self.col), lambda a, b, u: _intervals(
+            u, self.col, self.off, self.cnt, self.starts, self.cums, self.totals, q[a:b]))
         if len(self.rotations):
             z = buf("z", (m, 4 * len(self.rotations)))
-            normal_rows(*_key(entropy, name, 1), first, z)
+            _normal_rows(_key(entropy, name, 1), first, z)
             _rotations_from_normals(z, self.rot_start, self.rot_kind, q)
         return q
 
     def describe(self):
         return self._description
+
+
+@jit
+def _intervals(U, col, off, cnt, starts, cums, totals, Q):
+    """Q[i, col[c]] = U[i, c] mapped uniformly onto the union of the intervals of coordinate c:
+    starts[off[c]:off[c] + cnt[c]], with cumulative lengths cums there and total totals[c]."""
+    for i in range(U.shape[0]):
+        for c in range(col.shape[0]):
+            x = U[i, c] * totals[c]
+            o = off[c]
+            p = 0
+            while p + 1 < cnt[c] and x >= cums[o + p + 1]:
+                p += 1
+            Q[i, col[c]] = starts[o + p] + (x - cums[o + p])
 
 
 @pjit
@@ -892,8 +844,8 @@ class _ConfigNormal(_Source):
     def __init__(self, dist, model):
         nq, nv = model.nq, model.nv
         self.shape = (nq,)
-        mean = model.neutral() if dist.mean is None else _vector(dist.mean, nq, "Normal mean of q")
-        mean = mean.copy()
+        given = None if dist.mean is None else _vector(dist.mean, nq, "Normal mean of q")
+        mean = model.neutral().copy() if given is None else given.copy()
         self.std = _vector(dist.std, nv, "Normal std of q (one per velocity variable)")
         if np.any(self.std < 0):
             raise ValueError(f"Normal std of q must be >= 0, got {self.std.tolist()}")
@@ -917,12 +869,13 @@ class _ConfigNormal(_Source):
             vi += list(range(vs.start, vs.start + n_lin))
         self.mean, self.qi, self.vi = mean, np.array(qi, dtype=np.int64), np.array(vi, dtype=np.int64)
         self.qstart, self.vstart = np.array(qstart, dtype=np.int64), np.array(vstart, dtype=np.int64)
-        self._description = {"type": "Normal", "mean": mean.tolist(), "std": self.std.tolist()}
+        # the mean as given: drawing again from the description repeats the normalisation
+        self._description = {"type": "Normal", "mean": None if given is None else given.tolist(),
+                             "std": self.std.tolist()}
 
     def draw(self, entropy, name, first, m, buf):
         d = buf("d", (m, self.std.shape[0]))
-        if d.size:
-            normal_rows(*_key(entropy, name, 0), first, d)
+        _normal_rows(_key(entropy, name, 0), first, d)
         d *= self.std
         q = buf("out", (m,) + self.shape)
         q[:] = self.mean
@@ -960,14 +913,34 @@ def _bind_source(obj, name, model, n, t):
                      f"{(n,) + shape} or a function f(rng, size), got {type(obj).__name__}")
 
 
+def _source_from_description(name, d, model, n, t):
+    """The bound source a stored description came from (for inputs drawn again when read)."""
+    if d["type"] == "Uniform":
+        dist = Uniform(d["low"], d["high"], **({"length": d["length"], "gimbal_margin": d["gimbal_margin"]}
+                                              if name == "q" else {}))
+    elif d["type"] == "Normal":
+        dist = Normal(d["mean"], d["std"])
+    else:
+        raise ValueError(f"input {name!r} ({d['type']}) is stored, not drawn")
+    src = _bind_source(dist, name, model, n, t)
+    if src.describe() != d:
+        raise ValueError(f"the stored description of {name!r} does not rebuild its sampler")
+    return src
+
+
 # -- model parameters
 @jit
-def _exp_each(a):
-    out = np.empty_like(a)
-    f = a.ravel()
-    o = out.ravel()
+def _exp_into(f, o):
     for i in range(f.shape[0]):
         o[i] = math.exp(f[i])
+
+
+def _exp_each(a):
+    """exp of every entry by libm's scalar exp: numpy's vectorised exp may round differently, and
+    ``sample_model`` must rebuild the sampled bits."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    out = np.empty_like(a)
+    _exp_into(a.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -1148,62 +1121,80 @@ def _output_arrays(quantity, model):
 
 
 class _EvalError(Exception):
-    """A batch call failed on the states of samples offset, offset + 1, ..."""
+    """A batch call failed as a whole (not one sample) on the states of samples offset, ..."""
 
     def __init__(self, quantity, exc, offset):
         super().__init__(quantity, exc, offset)
         self.quantity, self.exc, self.offset = quantity, exc, offset
 
 
-def _evaluate(model, quantities, x, out, rows, offset):
+def _evaluate(model, quantities, x, out, rows, offset, status):
     """Every quantity at the states x (dict of input arrays; t a float or (m,)) into
     out[array][rows], or with ``rows`` None into out[array] (the arrays the calls return, not
-    copied); ``offset`` is the sweep index of x's first sample (for error reports)."""
+    copied); ``status[rows]`` gets each sample's first non-zero ``ej.Status`` code over the
+    quantities.  ``offset`` is the sweep index of x's first sample (for error reports)."""
     ej = _ej()
     q, t = x["q"], x["t"]
+    rows = slice(None) if rows is None else rows
+    own = status[rows]
     kin = None
 
     def put(name, value):
-        if rows is None:
-            out[name] = value
-        else:
+        if name in out:
             out[name][rows] = value
+        else:
+            out[name] = value
+
+    def flag(st):
+        np.copyto(own, st, where=(own == 0) & (st != 0), casting="unsafe")
 
     for name, kind, body in quantities:
         try:
             if kind == "rnea":
-                put(name, ej.rnea(model, q, x["qd"], x["qdd"], t=t))
+                value, st = ej.rnea(model, q, x["qd"], x["qdd"], t=t, errors="flag")
             elif kind == "aba":
-                put(name, ej.aba(model, q, x["qd"], x["tau"], t=t))
+                value, st = ej.aba(model, q, x["qd"], x["tau"], t=t, errors="flag")
             elif kind == "mass_matrix":
-                put(name, ej.mass_matrix(model, q, t=t))
+                value, st = ej.mass_matrix(model, q, t=t, errors="flag")
             elif kind == "nonlinear_effects":
-                put(name, ej.nonlinear_effects(model, q, x["qd"], t=t))
+                value, st = ej.nonlinear_effects(model, q, x["qd"], t=t, errors="flag")
             elif kind == "kinetic_energy":
-                put(name, ej.kinetic_energy(model, q, x["qd"], t=t))
+                value, st = ej.kinetic_energy(model, q, x["qd"], t=t, errors="flag")
             elif kind == "forward_kinematics":
                 if kin is None:
-                    kin = ej.forward_kinematics(model, q, t=t)
-                pose = np.empty((len(q), 4, 4)) if rows is None else out[name][rows]
-                pose[:, :3, :3] = kin.R[:, body]
-                pose[:, :3, 3] = kin.p[:, body]
-                pose[:, 3, :3] = 0.0
-                pose[:, 3, 3] = 1.0
-                if rows is None:
-                    out[name] = pose
+                    kin = ej.forward_kinematics(model, q, t=t, errors="flag")
+                R, p = kin[0].R[:, body], kin[0].p[:, body]
+                value = np.empty((len(q), 4, 4))
+                value[:, :3, :3] = R
+                value[:, :3, 3] = p
+                value[:, 3, :3] = 0.0
+                value[:, 3, 3] = 1.0
+                st = kin[1]
+                value[st != 0] = np.nan
             elif kind == "body_jacobian":
-                put(name, ej.body_jacobian(model, q, body, t=t))
+                value, st = ej.body_jacobian(model, q, body, t=t, errors="flag")
             else:
-                terms = ej.joint_terms(model, q, x["qd"], t=t)
+                terms, st = ej.joint_terms(model, q, x["qd"], t=t, errors="flag")
                 put(name + ".J", terms.J)
                 put(name + ".sigma", terms.sigma)
                 put(name + ".bias", terms.bias)
+                flag(st)
+                continue
         except Exception as e:
             raise _EvalError(name, e, offset) from e
+        put(name, value)
+        flag(st)
 
 
 # ============================================================================ the store
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+_FINGERPRINT = "ejce_nb.sweep.fingerprint"
+_NUMERICS = "ejce_nb.sweep.numerics"
+# the root's only attribute while a store is being created: a directory holding it is ours
+_CREATING = "ejce_nb.sweep.creating"
+# zarr writes each file under a name with this suffix and renames it into place
+_PARTIAL = ".partial"
+_SYNC = getattr(os, "fdatasync", os.fsync)
 
 
 def _array_paths(names):
@@ -1223,43 +1214,29 @@ def _array_paths(names):
     return paths
 
 
-_TMP = ".tmp"
+def _flush(path):
+    """Wait until a chunk file is on the disk, so that the marker written after it never outlives
+    it (a power cut included), and drop its cached pages: a sweep writes each byte once, and
+    growing the page cache costs more than the disk (the wait is I/O, off the CPU, on the writer
+    thread)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _SYNC(fd)
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
-_SYNC = getattr(os, "fdatasync", os.fsync)
-
-
-def _atomic_write(path, data, root, durable=True):
-    """Write a file under a temporary name in the store's ``.sweep/tmp``, then rename it into
-    place (the same file system, so readers see the whole file or none).
-
-    ``durable``: the data reach the disk before the rename, so that a marker written after them
-    never outlives them (a power cut included), and their cached pages are dropped: a sweep writes
-    each byte once, and growing the page cache costs more than the disk (the wait is I/O, off the
-    CPU, on the writer thread)."""
-    tmp = os.path.join(root, ".sweep", "tmp", f"{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex}{_TMP}")
-    with open(tmp, "wb") as f:
-        for part in ([data] if isinstance(data, (bytes, bytearray)) else data):
-            f.write(part)
-        if durable:
-            f.flush()
-            _SYNC(f.fileno())
-            if hasattr(os, "posix_fadvise"):
-                os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-    os.replace(tmp, path)
-
-
-def _array_meta(shape, chunks, attrs, dims=None, dtype="float64"):
-    codec = {"name": "bytes", "configuration": {"endian": "little"}} if dtype != "uint8" else {"name": "bytes"}
-    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-            "fill_value": "NaN" if dtype == "float64" else 0, "codecs": [codec], "attributes": attrs,
-            "dimension_names": dims or (["sample"] + [None] * (len(shape) - 1)), "storage_transformers": []}
-
-
-def _json_bytes(obj):
-    return (json.dumps(obj, indent=1, sort_keys=False, allow_nan=False) + "\n").encode()
+def _remove_partials(path):
+    """zarr's temporary files left by writers that were killed (called under the lock)."""
+    for dirpath, _, files in os.walk(path):
+        for f in files:
+            if f.endswith(_PARTIAL):
+                try:
+                    os.remove(os.path.join(dirpath, f))
+                except OSError:
+                    pass
 
 
 def _canonical(obj):
@@ -1282,11 +1259,47 @@ def _package_hash():
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1)
+def _numerics():
+    """Digest of a fixed draw through every transform of the samplers that calls libm
+    (Box-Muller's log and sine, the rotations' atan2, the quaternion perturbation's sine and
+    cosine, the tolerances' exp).  numpy's uniforms and IEEE arithmetic are the same on every
+    machine; these functions need not be, and two machines with the same digest draw the same
+    bits."""
+    z = np.empty((2048, 16))
+    _normal_rows(_key((0,), "numerics", 0), 0, z)
+    q = np.zeros((2048, 16))
+    _rotations_from_normals(z, np.array([0, 4, 8, 12], dtype=np.int64), np.arange(4, dtype=np.int64), q)
+    _quaternion_perturb(q, z, np.array([0], dtype=np.int64), np.array([5], dtype=np.int64))
+    h = hashlib.sha256()
+    for a in (z, q, _exp_each(z)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _param_rows(params, entropy, first, stop):
+    """Sampled model parameters of samples first .. stop - 1: ({field: (m, ...)}, [(group, a, b,
+    {field: value})] with [a, b) the group's rows counted from first)."""
+    g = params.group
+    g0, g1 = first // g, (stop - 1) // g
+    vals = params.draw(entropy, g0, g1 - g0 + 1)
+    m = stop - first
+    rows = {f: np.empty((m,) + shape) for f, shape in params.fields}
+    groups = []
+    for gi in range(g0, g1 + 1):
+        a, b = max(first, gi * g) - first, min(stop, (gi + 1) * g) - first
+        value = {f: v[gi - g0] for f, v in vals.items()}
+        for f in rows:
+            rows[f][a:b] = value[f]
+        groups.append((gi, a, b, value))
+    return rows, groups
+
+
 class _Plan:
     """Everything a chunk needs: picklable, so that Dask workers get it once (the model travels as
     its JSON form and is rebuilt where it is used)."""
 
-    def __init__(self, model, n, quantities, out, sampler, chunk_size, seed, t):
+    def __init__(self, model, n, quantities, out, sampler, chunk_size, seed, t, store_inputs):
         ej = _ej()
         if not isinstance(model, ej.Model):
             raise ValueError(f"model must be an ej.Model (e.g. ej.models.load('arm7')), got {type(model).__name__}")
@@ -1301,6 +1314,8 @@ class _Plan:
             raise ValueError(f"t must be a number (per-sample times go in ej.Sampler(t=...)), got {t!r}") from None
         if not np.isfinite(self.t):
             raise ValueError(f"t must be finite, got {t!r}")
+        if not isinstance(store_inputs, (bool, np.bool_)):
+            raise ValueError(f"store_inputs must be True or False, got {store_inputs!r}")
         self.quantities = _parse_quantities(quantities, model)
         sampler = _as_sampler(sampler)
         needed = ["q", "qd"]
@@ -1318,25 +1333,42 @@ class _Plan:
         if self.params is not None:
             self.input_shapes.update(dict(self.params.fields))
         self.output_shapes = dict(a for q in self.quantities for a in _output_arrays(q, model))
-        names = list(self.input_shapes) + list(self.output_shapes)
+        # inputs drawn again when read instead of stored
+        self.regenerated = set()
+        if not store_inputs:
+            self.regenerated = {k for k, s in self.sources.items() if s.regenerable}
+            self.regenerated |= {f for f, _ in self.params.fields} if self.params is not None else set()
+        names = list(self.input_shapes) + list(self.output_shapes) + [STATUS]
+        self.written = [nm for nm in names if nm not in self.regenerated]
         self.paths = _array_paths(names)
         self.path = os.path.abspath(os.fspath(out))
         self.model_dict = model.to_dict()
+
+        def entry(nm):
+            role = "input" if nm in self.input_shapes else "status" if nm == STATUS else "output"
+            trail = (self.input_shapes | self.output_shapes).get(nm, ())
+            return {"path": self.paths[nm], "role": role, "shape": [self.n] + list(trail),
+                    "dtype": "int8" if nm == STATUS else "float64", "stored": nm not in self.regenerated}
         self.spec = {
             "format": FORMAT, "version": FORMAT_VERSION, "ejce_nb": ej.__version__,
             "n": self.n, "chunk_size": self.chunk_size, "seed": list(self.entropy), "t": self.t,
             "quantities": [q[0] for q in self.quantities],
             "sampler": {k: s.describe() for k, s in self.sources.items()},
             "tolerances": None if self.params is None else self.params.describe(),
+            "store_inputs": bool(store_inputs),
             "model": self.model_dict,
-            "arrays": {nm: {"path": self.paths[nm], "role": "input" if nm in self.input_shapes else "output",
-                            "shape": [self.n] + list((self.input_shapes | self.output_shapes)[nm])}
-                       for nm in names},
+            "arrays": {nm: entry(nm) for nm in names},
         }
         self.fingerprint = hashlib.sha256(_canonical(self.spec).encode()).hexdigest()
         self.code = _package_hash()
+        self.numerics = _numerics()
         self._model = model
+        self._setup()
+
+    def _setup(self):
         self._buffers = {}
+        self._store_arrays = None
+        self._store_lock = threading.Lock()
 
     def _buf(self, slot, name):
         """Scratch arrays of one input in one pipeline slot of this thread, kept between chunks."""
@@ -1350,12 +1382,17 @@ class _Plan:
             return a[:shape[0]]
         return buf
 
-    # -- pickling: the model goes as its JSON form
+    # -- pickling: the model goes as its JSON form, open arrays and scratch stay behind
     def __getstate__(self):
         d = dict(self.__dict__)
-        d["_model"] = None
-        d["_buffers"] = {}
+        for k in ("_model", "_buffers", "_store_arrays", "_store_lock"):
+            d.pop(k)
         return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._model = None
+        self._setup()
 
     @property
     def model(self):
@@ -1369,8 +1406,9 @@ class _Plan:
 
     # -- one chunk
     def compute(self, k, slot=0):
-        """Inputs and outputs of chunk k: {array name: (m, ...)}; raises _ChunkFailure.  The
-        inputs live in the scratch arrays of ``slot`` until that slot computes again."""
+        """The arrays chunk k writes: {array name: (m, ...)}, the status included; raises
+        _ChunkFailure.  The inputs live in the scratch arrays of ``slot`` until that slot computes
+        again."""
         first, stop = self.rows(k)
         m = stop - first
         x = {}
@@ -1381,95 +1419,76 @@ class _Plan:
                 x[name] = src.draw(self.entropy, name, first, m, self._buf(slot, name))
             except Exception as e:
                 raise _ChunkFailure(k, first, stop, f"drawing {name} failed: {type(e).__name__}: {e}") from e
-        self._check_inputs(k, first, stop, x)
-        stored = dict(x)
+        stored = {name: a for name, a in x.items() if name not in self.regenerated}
         x.setdefault("t", self.t)
+        status = np.zeros(m, dtype=np.int8)
         out = {}
         try:
             if self.params is None:
-                _evaluate(self.model, self.quantities, x, out, None, first)
+                _evaluate(self.model, self.quantities, x, out, None, first, status)
             else:
                 out = {name: np.empty((m,) + shape) for name, shape in self.output_shapes.items()}
-                stored.update(self._evaluate_groups(k, first, stop, x, out))
+                params = self._evaluate_groups(k, first, stop, x, out, status)
+                stored.update({f: a for f, a in params.items() if f not in self.regenerated})
         except _EvalError as e:
-            exc = e.exc
-            idx = getattr(exc, "samples", None) if isinstance(exc, SingularJointError) else None
-            glob = None if idx is None else [int(e.offset + i) for i in np.atleast_1d(idx)]
-            where = f"sample numbers in the message count from sample {e.offset} of the sweep"
-            if glob:
-                where += f"; the singular samples are {_listed(glob)}"
-            raise _ChunkFailure(k, first, stop, f"{e.quantity}: {type(exc).__name__}: {exc} ({where})",
-                                glob) from exc
+            raise _ChunkFailure(k, first, stop, f"{e.quantity}: {type(e.exc).__name__}: {e.exc} (sample "
+                                f"numbers in the message count from sample {e.offset} of the sweep)") from e.exc
         stored.update(out)
+        stored[STATUS] = status
         return stored
 
-    def _check_inputs(self, k, first, stop, x):
-        for name, a in x.items():
-            if self.sources[name].trusted:
-                continue
-            bad = ~np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
-            if np.any(bad):
-                idx = (np.nonzero(bad)[0] + first).tolist()
-                raise _ChunkFailure(k, first, stop, f"input {name} is NaN or inf at samples "
-                                    f"{_listed(idx)}", idx)
-        if self.sources["q"].trusted:
-            return
-        q = x["q"]
-        for j, sl in self.model.quaternion_blocks():
-            qq = q[:, sl]
-            nrm = np.sqrt(np.sum(qq * qq, axis=1))
-            bad = np.abs(nrm - 1.0) > 1e-3
-            if np.any(bad):
-                idx = (np.nonzero(bad)[0] + first).tolist()
-                raise _ChunkFailure(k, first, stop, f"q[{sl.start}:{sl.stop}], the quaternion of joint "
-                                    f"{self.model.joint_names[j]!r}, is not of unit norm at samples "
-                                    f"{_listed(idx)} (norm {nrm[bad][0]:.6g})", idx)
-
-    def _evaluate_groups(self, k, first, stop, x, out):
+    def _evaluate_groups(self, k, first, stop, x, out, status):
         """Tolerance study: each group of samples in the chunk on its own perturbed model."""
-        g = self.params.group
-        g0, g1 = first // g, (stop - 1) // g
-        vals = self.params.draw(self.entropy, g0, g1 - g0 + 1)
-        m = stop - first
-        stored = {f: np.empty((m,) + shape) for f, shape in self.params.fields}
-        for gi in range(g0, g1 + 1):
-            a, b = max(first, gi * g) - first, min(stop, (gi + 1) * g) - first
-            row = {f: v[gi - g0] for f, v in vals.items()}
-            for f in stored:
-                stored[f][a:b] = row[f]
+        rows, groups = _param_rows(self.params, self.entropy, first, stop)
+        for gi, a, b, value in groups:
             try:
-                model = self.params.model(row)
+                model = self.params.model(value)
             except ModelError as e:
                 raise _ChunkFailure(k, first, stop, f"the perturbed model of samples {first + a}..{first + b - 1} "
                                     f"(group {gi}) is invalid: {e}", list(range(first + a, first + b))) from e
             sub = {name: (v[a:b] if isinstance(v, np.ndarray) else v) for name, v in x.items()}
-            _evaluate(model, self.quantities, sub, out, slice(a, b), first + a)
-        return stored
+            _evaluate(model, self.quantities, sub, out, slice(a, b), first + a, status)
+        return rows
 
-    # -- files
+    # -- the store
+    def _store(self):
+        """({array name: zarr array} of the arrays written, the marker array), opened once per
+        process (a Dask worker opens them at its first chunk)."""
+        if self._store_arrays is None:
+            with self._store_lock:
+                if self._store_arrays is None:
+                    g = _zarr().open_group(self.path, mode="r+")
+                    # a chunk of fill values is written too: a missing file means an unfinished chunk
+                    full = {"write_empty_chunks": True}
+                    self._store_arrays = ({nm: g[self.paths[nm]].with_config(full) for nm in self.written},
+                                          g[".sweep/done"])
+        return self._store_arrays
+
     def chunk_file(self, name, k):
-        nd = len((self.input_shapes | self.output_shapes)[name])
-        return os.path.join(self.path, self.paths[name], "c", str(k), *(["0"] * nd))
+        a = self._store()[0][name]
+        key = a.metadata.encode_chunk_key((k,) + (0,) * (a.ndim - 1))
+        return os.path.join(self.path, self.paths[name], *key.split("/"))
 
     def write(self, k, arrays):
-        """Chunk k's files, each renamed into place, then its marker."""
+        """Chunk k's files, each flushed to disk, then its marker."""
+        first, stop = self.rows(k)
+        z, done = self._store()
         for name, a in arrays.items():
-            a = np.ascontiguousarray(a, dtype="<f8")
-            parts = [memoryview(a).cast("B")]
-            pad = self.chunk_size - a.shape[0]
-            if pad:
-                # zarr stores edge chunks at the full chunk shape
-                parts.append(np.full((pad,) + a.shape[1:], np.nan, dtype="<f8").tobytes())
             path = self.chunk_file(name, k)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            _atomic_write(path, parts, self.path)
+            # zarr reads an edge chunk's file before writing it: not one left by an interrupted run
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+            z[name][first:stop] = a
+            _flush(path)
         # a lost marker only costs recomputing the chunk: it need not wait for the disk
-        _atomic_write(_marker(self.path, k), b"\x01", self.path, durable=False)
+        done[k] = 1
 
     def run_chunk(self, k):
-        self.write_checked(k, self.compute(k))
-        first, stop = self.rows(k)
-        return stop - first
+        arrays = self.compute(k)
+        self.write_checked(k, arrays)
+        return len(arrays[STATUS]), int(np.count_nonzero(arrays[STATUS]))
 
     def write_checked(self, k, arrays):
         try:
@@ -1479,47 +1498,30 @@ class _Plan:
             raise _ChunkFailure(k, first, stop, f"writing the chunk failed: {e}") from e
 
 
-def _marker(path, k):
-    return os.path.join(path, ".sweep", "done", "c", str(k))
-
-
-def _remove_orphans(path):
-    """Temporary files left by writers that were killed (called under the lock)."""
-    tmp = os.path.join(path, ".sweep", "tmp")
-    for e in os.listdir(tmp):
-        if e.endswith(_TMP):
-            try:
-                os.remove(os.path.join(tmp, e))
-            except OSError:
-                pass
+def _marker_dir(path):
+    # zarr's default key of chunk k of the one-dimensional array .sweep/done is c/<k>
+    return os.path.join(path, ".sweep", "done", "c")
 
 
 def _state_attrs(path):
     try:
-        return _read_json(os.path.join(path, ".sweep", "zarr.json")).get("attributes", {})
-    except (OSError, ValueError):
+        return _zarr().open_group(path, path=".sweep", mode="r").attrs.asdict()
+    except Exception:
         return {}
 
 
 def _record_failure(path, fail, done):
     """Keep the reason of a failed chunk in the attributes of ``.sweep`` (the driving process is
-    the only writer of that file); failures of chunks finished since are dropped."""
+    their only writer); failures of chunks finished since are dropped."""
     attrs = _state_attrs(path)
     failures = {k: v for k, v in attrs.get("failures", {}).items() if k.isdigit() and int(k) not in done}
     failures[str(fail.chunk)] = {"chunk": fail.chunk, "first": fail.first, "stop": fail.stop,
                                  "reason": fail.reason, "samples": (fail.sample_indices or [])[:100],
                                  "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    attrs["failures"] = failures
     try:
-        _atomic_write(os.path.join(path, ".sweep", "zarr.json"),
-                      _json_bytes({"zarr_format": 3, "node_type": "group", "attributes": attrs}), path)
+        _zarr().open_group(path, path=".sweep", mode="r+").attrs.update({"failures": failures})
     except OSError:
         pass
-
-
-def _listed(idx, most=10):
-    s = ", ".join(str(i) for i in idx[:most])
-    return s + (f", ... ({len(idx) - most} more)" if len(idx) > most else "")
 
 
 def _count(n, what):
@@ -1544,15 +1546,10 @@ def _seed_entropy(seed):
 
 
 # ---------------------------------------------------------------------------- opening the store
-def _read_json(path):
-    with open(path, "rb") as f:
-        return json.loads(f.read().decode())
-
-
 def _diff(stored, given):
     """What differs between two sweep descriptions, in words."""
     out = []
-    for key in ("n", "chunk_size", "seed", "t", "quantities"):
+    for key in ("n", "chunk_size", "seed", "t", "quantities", "store_inputs"):
         if stored.get(key) != given.get(key):
             out.append(f"{key}: stored {stored.get(key)!r}, given {given.get(key)!r}")
     if stored.get("model") != given.get("model"):
@@ -1578,28 +1575,53 @@ def _short(obj, most=120):
     return s if len(s) <= most else s[:most - 3] + "..."
 
 
+def _root_attrs(path):
+    """The attributes of the zarr group at ``path``, None when it has no root metadata."""
+    zarr = _zarr()
+    if not os.path.exists(os.path.join(path, "zarr.json")):
+        return None
+    try:
+        return zarr.open_group(path, mode="r").attrs.asdict()
+    except Exception as e:
+        raise ValueError(f"{path!r} is not a sweep: zarr cannot read its root metadata ({e})") from None
+
+
+def _read_root(path):
+    attrs = _root_attrs(path)
+    if attrs is None:
+        raise ValueError(f"{path!r} is not a sweep: it has no zarr.json")
+    spec = attrs.get(FORMAT)
+    if spec is None and _CREATING in attrs:
+        raise ValueError(f"{path!r}: the creation of this sweep was interrupted; run the sweep again")
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ValueError(f"{path!r} is a zarr store but not an ejce_nb sweep")
+    return {"spec": spec, "fingerprint": attrs.get(_FINGERPRINT), "numerics": attrs.get(_NUMERICS)}
+
+
 def _check_out(plan):
     """Refuse an ``out`` that is a file, a foreign directory or a different sweep; create the
-    bookkeeping directories of a new one."""
+    directory of a new one."""
     path = plan.path
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"out {path!r} exists and is not a directory")
-    if os.path.exists(os.path.join(path, "zarr.json")):
+    attrs = _root_attrs(path)
+    if attrs is not None and FORMAT in attrs:
         _check_same(plan)
+    elif attrs is not None and _CREATING not in attrs:
+        raise ValueError(f"out {path!r} is a zarr store but not an ejce_nb sweep; give a new or empty directory")
     elif os.path.isdir(path):
-        # an empty directory, or one whose creation was interrupted before its root metadata
-        ours = set(plan.paths.values()) | {".sweep"}
-        other = sorted(e for e in os.listdir(path) if e not in ours)
+        # an empty directory, or one whose creation was interrupted before its description
+        ours = set(plan.paths.values()) | {".sweep", "zarr.json"}
+        other = sorted(e for e in os.listdir(path) if e not in ours and not e.endswith(_PARTIAL))
         if other:
             raise ValueError(f"out {path!r} exists and is not an ejce_nb sweep (it holds "
                              f"{', '.join(other[:5])}{' ...' if len(other) > 5 else ''}); give a new "
                              "or empty directory")
     try:
-        os.makedirs(os.path.join(path, ".sweep", "done", "c"), exist_ok=True)
-        os.makedirs(os.path.join(path, ".sweep", "tmp"), exist_ok=True)
+        os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise ValueError(f"cannot write the sweep to {path!r}: {e.strerror or e}") from None
-    if not os.access(os.path.join(path, ".sweep", "done", "c"), os.W_OK):
+    if not os.access(path, os.W_OK):
         raise ValueError(f"cannot write the sweep to {path!r}: permission denied")
 
 
@@ -1608,54 +1630,50 @@ def _check_same(plan):
     if stored["fingerprint"] != plan.fingerprint:
         raise ValueError(f"{plan.path} holds a different sweep; " + "; ".join(_diff(stored["spec"], plan.spec))
                          + ". Use another directory, or the same arguments to resume it")
+    if plan.regenerated and stored["numerics"] != plan.numerics:
+        raise ValueError(f"{plan.path}: this sweep does not store its sampled inputs (store_inputs=False), "
+                         "and this machine's math library draws them with other bits than the one that "
+                         "began it; finish it there, or start it anew in another directory")
 
 
 def _init_store(plan):
-    """Write the metadata of a new store (under the lock), or check an existing one again."""
+    """Create the group, its arrays and the marker array of a new store (under the lock), or
+    check an existing one again."""
+    zarr = _zarr()
     path = plan.path
-    root = os.path.join(path, "zarr.json")
-    if os.path.exists(root):
+    attrs = _root_attrs(path)
+    if attrs is not None and FORMAT in attrs:
         _check_same(plan)
         return
+    if attrs is None:
+        g = zarr.create_group(store=path, zarr_format=3, attributes={_CREATING: plan.fingerprint})
+    else:
+        g = zarr.open_group(path, mode="r+")
     shapes = plan.input_shapes | plan.output_shapes
-    for name, p in plan.paths.items():
-        os.makedirs(os.path.join(path, p), exist_ok=True)
-        attrs = {"ejce_nb.name": name, "role": plan.spec["arrays"][name]["role"]}
-        meta = _array_meta((plan.n,) + shapes[name], (plan.chunk_size,) + shapes[name], attrs)
-        _atomic_write(os.path.join(path, p, "zarr.json"), _json_bytes(meta), path)
-    group = {"zarr_format": 3, "node_type": "group", "attributes": {}}
-    _atomic_write(os.path.join(path, ".sweep", "zarr.json"), _json_bytes(group), path)
-    _atomic_write(os.path.join(path, ".sweep", "tmp", "zarr.json"), _json_bytes(group), path)
-    _atomic_write(os.path.join(path, ".sweep", "done", "zarr.json"), _json_bytes(_array_meta(
-        (plan.nchunks,), (1,), {"description": "1 where the chunk of that index is finished"},
-        dims=["chunk"], dtype="uint8")), path)
-    # the root's metadata last: its presence means the store is complete
-    _atomic_write(root, _json_bytes({"zarr_format": 3, "node_type": "group", "attributes": {
-        FORMAT: plan.spec, "ejce_nb.sweep.fingerprint": plan.fingerprint}}), path)
-
-
-def _read_root(path):
-    try:
-        meta = _read_json(os.path.join(path, "zarr.json"))
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path!r} is not a sweep: cannot read its zarr.json ({e})") from None
-    attrs = meta.get("attributes", {}) if isinstance(meta, dict) else {}
-    spec = attrs.get(FORMAT)
-    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
-        raise ValueError(f"{path!r} is a zarr store but not an ejce_nb sweep")
-    return {"spec": spec, "fingerprint": attrs.get("ejce_nb.sweep.fingerprint")}
+    for name in plan.written:
+        trail = shapes.get(name, ())
+        status = name == STATUS
+        g.create_array(plan.paths[name], shape=(plan.n,) + trail, chunks=(plan.chunk_size,) + trail,
+                       dtype="int8" if status else "float64", fill_value=NOT_COMPUTED if status else np.nan,
+                       compressors=None, dimension_names=["sample"] + [None] * len(trail),
+                       attributes={"ejce_nb.name": name, "role": plan.spec["arrays"][name]["role"]},
+                       overwrite=True)
+    g.create_group(".sweep", overwrite=True).create_array(
+        "done", shape=(plan.nchunks,), chunks=(1,), dtype="uint8", fill_value=0, compressors=None,
+        dimension_names=["chunk"], attributes={"description": "1 where the chunk of that index is finished"})
+    # the description last: with it the store is complete
+    g.attrs.put({FORMAT: plan.spec, _FINGERPRINT: plan.fingerprint, _NUMERICS: plan.numerics})
 
 
 def _done_chunks(path, nchunks, plan=None):
     """Chunks with a marker (and, given the plan, all their files present)."""
-    d = os.path.join(path, ".sweep", "done", "c")
     try:
-        names = os.listdir(d)
+        names = os.listdir(_marker_dir(path))
     except OSError:
         return set()
     done = {int(x) for x in names if x.isdigit() and int(x) < nchunks}
     if plan is not None:
-        done = {k for k in done if all(os.path.exists(plan.chunk_file(nm, k)) for nm in plan.paths)}
+        done = {k for k in done if all(os.path.exists(plan.chunk_file(nm, k)) for nm in plan.written)}
     return done
 
 
@@ -1689,41 +1707,30 @@ class _Lock:
 
 
 # ============================================================================ progress
+def _tqdm():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ValueError(f"the progress bar needs tqdm, which is not installed: {INSTALL} "
+                         "(or progress=False)") from None
+    return tqdm
+
+
 class _Progress:
-    """tqdm when installed, else a line on stderr every few seconds; nothing when off."""
+    """A tqdm bar (states/s, time left) updated from the writer thread or the Dask loop; nothing
+    when off."""
 
     def __init__(self, enabled, total, initial, desc):
         self.bar = None
-        self.enabled = enabled
-        self.total, self.n = total, initial
-        self.t0 = time.perf_counter()
-        self.start_n = initial
-        self.last = 0.0
-        self.desc = desc
         self.lock = threading.Lock()
-        if not enabled:
-            return
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            tqdm = None
-        if tqdm is not None:
-            self.bar = tqdm(total=total, initial=initial, unit=" states", unit_scale=True, desc=desc,
-                            dynamic_ncols=True, smoothing=0.1)
+        if enabled:
+            self.bar = _tqdm()(total=total, initial=initial, unit=" states", unit_scale=True, desc=desc,
+                               dynamic_ncols=True, smoothing=0.1)
 
     def update(self, m):
-        with self.lock:
-            self.n += m
-            if self.bar is not None:
+        if self.bar is not None:
+            with self.lock:
                 self.bar.update(m)
-            elif self.enabled:
-                now = time.perf_counter()
-                if now - self.last > 2.0 or self.n >= self.total:
-                    self.last = now
-                    rate = (self.n - self.start_n) / max(now - self.t0, 1e-9)
-                    left = (self.total - self.n) / rate if rate > 0 else float("inf")
-                    print(f"{self.desc}: {self.n:,}/{self.total:,} states ({100.0 * self.n / self.total:.0f}%), "
-                          f"{rate:,.0f} states/s, {left:.1f} s left", file=sys.stderr, flush=True)
 
     def close(self):
         if self.bar is not None:
@@ -1736,9 +1743,10 @@ def _run_local(plan, pending, progress):
     """Compute chunk after chunk on this thread while a second thread writes the previous ones:
     the writes overlap the serial parts of the batch calls.  Three slots of scratch inputs: when
     chunk i is computed, chunk i-1 may wait in the queue and chunk i-2 be in writing, and chunk
-    i-3 (the slot reused) is on disk."""
+    i-3 (the slot reused) is on disk.  Returns the number of flagged samples."""
     todo = queue.Queue(maxsize=1)
     failed = []
+    flagged = [0]
 
     def writer():
         while True:
@@ -1750,8 +1758,8 @@ def _run_local(plan, pending, progress):
             k, arrays = item
             try:
                 plan.write_checked(k, arrays)
-                first, stop = plan.rows(k)
-                progress.update(stop - first)
+                flagged[0] += int(np.count_nonzero(arrays[STATUS]))
+                progress.update(len(arrays[STATUS]))
             except BaseException as e:          # reported by the computing thread
                 failed.append(e)
 
@@ -1768,6 +1776,7 @@ def _run_local(plan, pending, progress):
         th.join()
     if failed:
         raise failed[0]
+    return flagged[0]
 
 
 def _dask_task(plan, k):
@@ -1776,7 +1785,11 @@ def _dask_task(plan, k):
         raise RuntimeError(f"this worker runs ejce_nb from {os.path.dirname(ejce_nb.__file__)} "
                            f"(sources {_package_hash()}), not the client's (sources {plan.code}); "
                            "install the same version on every worker (or set PYTHONPATH)")
-    return k, plan.run_chunk(k)
+    if plan.regenerated and _numerics() != plan.numerics:
+        raise RuntimeError("this worker's math library draws the sampled inputs with other bits than the "
+                           "client's, and the sweep does not store them (store_inputs=False): run it on "
+                           "machines with the same numerical libraries, or with store_inputs=True")
+    return (k,) + plan.run_chunk(k)
 
 
 def _run_dask(plan, pending, progress, client):
@@ -1791,6 +1804,7 @@ def _run_dask(plan, pending, progress, client):
     todo = iter(pending)
     queue = as_completed()
     futures = []
+    flagged = 0
 
     def submit():
         for k in todo:
@@ -1816,7 +1830,8 @@ def _run_dask(plan, pending, progress, client):
                 k = int(fut.key.rsplit("-", 1)[1])
                 first, stop = plan.rows(k)
                 raise _ChunkFailure(k, first, stop, f"{type(exc).__name__}: {exc}") from exc
-            _, m = fut.result()
+            _, m, bad = fut.result()
+            flagged += bad
             progress.update(m)
             fut.release()
             submit()
@@ -1827,12 +1842,13 @@ def _run_dask(plan, pending, progress, client):
         raise
     finally:
         plan_future.release()
+    return flagged
 
 
 def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t=0.0,
-          scheduler=None, progress=True):
+          scheduler=None, progress=True, store_inputs=True):
     """Evaluate ``quantities`` on ``n`` sampled states of ``model``, chunk by chunk, into the
-    store ``out``; returns a ``SweepResult``.
+    zarr store ``out``; returns a ``SweepResult``.
 
     quantities: names (or one comma-separated string) of ``"rnea"``, ``"aba"``,
     ``"mass_matrix"``, ``"nonlinear_effects"``, ``"kinetic_energy"``, ``"joint_terms"``,
@@ -1843,19 +1859,28 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
     or for q alone a distribution, an array or a function ``f(rng, size)``; or an
     ``ej.Tolerances``) changes that.
 
+    A sample the engine cannot compute (NaN in its inputs, a gimbal lock, ...) gets NaN rows in the
+    quantities it breaks and its ``ej.Status`` code in ``result["status"]``; the sweep goes on.
     The same ``seed`` gives bitwise the same inputs and outputs whatever ``chunk_size``, thread
     count or number of Dask workers.  Running again with the same arguments on the same ``out``
     skips the finished chunks; other arguments are refused.  ``scheduler``: None (this process,
     the kernels on all Numba threads) or a ``dask.distributed.Client``.  ``progress``: a progress
-    bar (states/s, time left).  A failing chunk raises ``ej.SweepError`` naming its samples and
-    the reason, after the chunks finished before it have been kept."""
+    bar (states/s, time left).  ``store_inputs=False``: inputs drawn from distributions (not those
+    given as arrays or functions) are not written, and reading them draws them again, the same
+    bits.  A chunk that fails as a whole (a sampler raising, a wrong shape, an invalid perturbed
+    model, a disk error) raises ``ej.SweepError`` naming its samples and the reason, after the
+    chunks finished before it have been kept.  Needs zarr and, for the bar, tqdm
+    (``pip install "ejce_nb[sweep]"``)."""
     if scheduler is not None and not (hasattr(scheduler, "submit") and hasattr(scheduler, "scatter")):
         raise ValueError(f"scheduler must be None or a dask.distributed.Client, got {type(scheduler).__name__}")
-    plan = _Plan(model, n, quantities, out, sampler, chunk_size, seed, t)
+    _zarr()
+    if progress:
+        _tqdm()
+    plan = _Plan(model, n, quantities, out, sampler, chunk_size, seed, t, store_inputs)
     _check_out(plan)
     with _Lock(plan.path):
         _init_store(plan)
-        _remove_orphans(plan.path)
+        _remove_partials(plan.path)
         done = _done_chunks(plan.path, plan.nchunks, plan)
         pending = [k for k in range(plan.nchunks) if k not in done]
         initial = sum(plan.rows(k)[1] - plan.rows(k)[0] for k in done)
@@ -1863,9 +1888,9 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
         t0 = time.perf_counter()
         try:
             if scheduler is None:
-                _run_local(plan, pending, bar)
+                flagged = _run_local(plan, pending, bar)
             else:
-                _run_dask(plan, pending, bar, scheduler)
+                flagged = _run_dask(plan, pending, bar, scheduler)
         except _ChunkFailure as fail:
             bar.close()
             result = SweepResult(plan.path)
@@ -1880,7 +1905,7 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
         seconds = time.perf_counter() - t0
     result = SweepResult(plan.path)
     result.run_info = {"computed": plan.n - initial, "seconds": seconds, "chunks": len(pending),
-                       "resumed_chunks": len(done)}
+                       "resumed_chunks": len(done), "flagged": flagged}
     return result
 
 
@@ -1891,18 +1916,21 @@ def open_sweep(out):
 
 # ============================================================================ results
 class SweepArray:
-    """One stored array, read lazily: ``np.asarray`` loads it (missing chunks of a partial sweep
-    read as NaN), indexing reads only the chunks it touches, ``iter_chunks`` yields the finished
-    chunks one at a time."""
+    """One array of a sweep, read lazily: ``np.asarray`` loads it (missing chunks of a partial
+    sweep read as NaN, and as -1 in ``status``), indexing reads only the chunks it touches,
+    ``iter_chunks`` yields the finished chunks one at a time.  A stored array is read with zarr;
+    an input the sweep did not store is drawn again from (seed, index), the same bits."""
 
     def __init__(self, result, name):
         self._r = result
         self.name = name
         meta = result._arrays[name]
         self.shape = tuple(meta["shape"])
-        self.dtype = np.dtype(np.float64)
+        self.dtype = np.dtype(meta["dtype"])
+        self.stored = meta["stored"]
         self.chunks = (result.chunk_size,) + self.shape[1:]
-        self._dir = os.path.join(result.path, meta["path"])
+        self._path = meta["path"]
+        self._z = None
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -1912,22 +1940,23 @@ class SweepArray:
 
     def __repr__(self):
         done = f"{len(self._r.chunks_done)}/{self._r.nchunks}"
-        return f"<SweepArray {self.name!r} shape={self.shape} ({done} chunks)>"
+        how = "" if self.stored else ", drawn when read"
+        return f"<SweepArray {self.name!r} shape={self.shape} ({done} chunks{how})>"
 
-    def _file(self, k):
-        return os.path.join(self._dir, "c", str(k), *(["0"] * (self.ndim - 1)))
+    def _fill(self):
+        return np.nan if self.dtype.kind == "f" else NOT_COMPUTED
 
     def read_chunk(self, k):
-        """Rows of chunk k (NaN if the chunk is not finished)."""
+        """Rows of chunk k (NaN, or -1 for ``status``, if the chunk is not finished)."""
         first = k * self._r.chunk_size
-        m = min(self.shape[0], first + self._r.chunk_size) - first
-        inner = int(np.prod(self.shape[1:], dtype=np.int64))
-        if k in self._r.chunks_done:
-            a = np.fromfile(self._file(k), dtype="<f8", count=m * inner)
-            if a.size != m * inner:
-                raise ValueError(f"{self._file(k)}: chunk file is short ({a.size} of {m * inner} values)")
-            return a.astype(np.float64, copy=False).reshape((m,) + self.shape[1:])
-        return np.full((m,) + self.shape[1:], np.nan)
+        stop = min(self.shape[0], first + self._r.chunk_size)
+        if k not in self._r.chunks_done:
+            return np.full((stop - first,) + self.shape[1:], self._fill(), dtype=self.dtype)
+        if not self.stored:
+            return self._r._draw(self.name, first, stop)
+        if self._z is None:
+            self._z = self._r._group()[self._path]
+        return self._z[first:stop]
 
     def iter_chunks(self):
         """(first, stop, rows) of each finished chunk, in order."""
@@ -1938,7 +1967,7 @@ class SweepArray:
     def __array__(self, dtype=None, copy=None):
         if copy is False:
             raise ValueError(f"{self.name!r} is on disk: reading it makes a copy")
-        out = np.empty(self.shape)
+        out = np.empty(self.shape, dtype=self.dtype)
         cs = self._r.chunk_size
         for k in range(self._r.nchunks):
             out[k * cs:(k + 1) * cs] = self.read_chunk(k)
@@ -1964,7 +1993,7 @@ class SweepArray:
             idx = np.where(idx < 0, idx + self.shape[0], idx).astype(np.int64)
             if idx.size and (idx.min() < 0 or idx.max() >= self.shape[0]):
                 raise IndexError(f"indices out of range for {self.shape[0]} samples")
-        out = np.empty((idx.size,) + self.shape[1:])
+        out = np.empty((idx.size,) + self.shape[1:], dtype=self.dtype)
         ck = idx // cs
         for k in np.unique(ck):
             sel = ck == k
@@ -1972,7 +2001,7 @@ class SweepArray:
         return out[(slice(None),) + rest] if rest else out
 
     def to_dask(self):
-        """A dask array of the stored data, chunked as stored."""
+        """A dask array of the data, chunked as stored."""
         try:
             import dask.array as da
         except ImportError:
@@ -2015,17 +2044,23 @@ class Stats:
 
 
 class Summary(dict):
-    """{array name: Stats}; ``str()`` is a table (one line per entry, or one per array for arrays
-    of more than 12 entries per sample)."""
+    """{array name: Stats}; ``status`` = {ej.Status: count} of the finished samples;
+    ``str()`` is a table (one line per entry, or one per array for arrays of more than 12 entries
+    per sample), after a line naming the flagged samples' codes."""
 
     def __init__(self, result, stats):
         super().__init__(stats)
+        self.status = result.status_counts()
         self.header = (f"sweep {result.path}: {result.n_done:,} of {result.n:,} states "
                        f"({len(result.chunks_done)}/{result.nchunks} chunks), model with "
                        f"{result.model.nbodies} bodies, nq {result.model.nq}, nv {result.model.nv}")
+        bad = {s: c for s, c in self.status.items() if s != Status.OK}
+        self.flagged = (f"{sum(bad.values()):,} samples flagged (NaN in what they break): " +
+                        ", ".join(f"{c:,} {s.name}" for s, c in sorted(bad.items())) if bad else
+                        "no sample flagged")
 
     def table(self):
-        lines = [self.header, f"{'array':<34s} {'count':>10s} {'min':>12s} {'max':>12s} {'mean':>12s} {'std':>12s}"]
+        lines = [self.header, self.flagged, f"{'array':<34s} {'count':>10s} {'min':>12s} {'max':>12s} {'mean':>12s} {'std':>12s}"]
 
         def row(label, c, lo, hi, mu, sd):
             lines.append(f"{label:<34s} {c:>10d} {lo:>12.5g} {hi:>12.5g} {mu:>12.5g} {sd:>12.5g}")
@@ -2052,17 +2087,17 @@ class Summary(dict):
 
 
 class SweepResult:
-    """A sweep's store: ``result[name]`` for every quantity and input (a ``SweepArray``;
-    ``result["joint_terms"]`` has ``.J``, ``.sigma``, ``.bias``), ``n``, ``quantities``,
-    ``inputs``, ``path``, ``model``, ``complete``; ``summary()``, ``histogram()``, ``workspace()``,
-    ``plot()``, ``sample_model(i)``."""
+    """A sweep's store: ``result[name]`` for every quantity and input and for ``"status"`` (a
+    ``SweepArray``; ``result["joint_terms"]`` has ``.J``, ``.sigma``, ``.bias``), ``n``,
+    ``quantities``, ``inputs``, ``path``, ``model``, ``complete``; ``summary()``,
+    ``status_counts()``, ``histogram()``, ``workspace()``, ``plot()``, ``sample_model(i)``."""
 
     def __init__(self, out):
         self.path = os.path.abspath(os.fspath(out))
         if not os.path.isdir(self.path):
             raise ValueError(f"{self.path!r} is not a sweep directory (it does not exist)")
         root = _read_root(self.path)
-        self.spec, self.fingerprint = root["spec"], root["fingerprint"]
+        self.spec, self.fingerprint, self._numerics = root["spec"], root["fingerprint"], root["numerics"]
         if self.spec.get("version") != FORMAT_VERSION:
             raise ValueError(f"{self.path}: sweep format version {self.spec.get('version')}; this ejce_nb "
                              f"reads version {FORMAT_VERSION}")
@@ -2076,8 +2111,36 @@ class SweepResult:
         self.t = self.spec["t"]
         self._model = None
         self._params = None
+        self._zgroup = None
+        self._sources = None
         self.run_info = None
         self.refresh()
+
+    def _group(self):
+        if self._zgroup is None:
+            self._zgroup = _zarr().open_group(self.path, mode="r")
+        return self._zgroup
+
+    def _draw(self, name, first, stop):
+        """Rows first .. stop - 1 of an input the sweep did not store, drawn as the sweep drew them."""
+        if self._sources is None:
+            if self._numerics != _numerics():
+                raise ValueError(f"{self.path}: {name!r} was not stored (store_inputs=False) and this machine's "
+                                 "math library draws it with other bits than the one that ran the sweep; "
+                                 "read it there")
+            self._sources = {k: _source_from_description(k, d, self.model, self.n, self.t)
+                             for k, d in self.spec["sampler"].items() if not self._arrays[k]["stored"]}
+        entropy = tuple(self.seed)
+        if name in self._sources:
+            return self._sources[name].draw(entropy, name, first, stop - first, lambda tag, shape: np.empty(shape))
+        return _param_rows(self._param_sampler(), entropy, first, stop)[0][name]
+
+    def _param_sampler(self):
+        if self._params is None:
+            t = self.spec["tolerances"]
+            self._params = _Params(Tolerances(t["mass"], t["com"], t["length"], t["offset"], t["angle"],
+                                              bodies=t["bodies"], group=t["group"]), self.model)
+        return self._params
 
     def refresh(self):
         """Re-read which chunks are finished (another process may be writing)."""
@@ -2115,7 +2178,16 @@ class SweepResult:
         return tuple(self._arrays)
 
     def keys(self):
-        return tuple(self.inputs) + tuple(self.quantities)
+        return tuple(self.inputs) + tuple(self.quantities) + (STATUS,)
+
+    def status_counts(self):
+        """{ej.Status: number of finished samples with that code}, for the codes that occur."""
+        counts = {}
+        for _, _, s in self[STATUS].iter_chunks():
+            codes, c = np.unique(s, return_counts=True)
+            for code, k in zip(codes.tolist(), c.tolist()):
+                counts[code] = counts.get(code, 0) + k
+        return {Status(code): k for code, k in sorted(counts.items())}
 
     def __contains__(self, name):
         return name in self._arrays or name in self.quantities
@@ -2148,17 +2220,15 @@ class SweepResult:
         rebuilt from the stored parameters."""
         if self.spec.get("tolerances") is None:
             return self.model
-        if self._params is None:
-            t = self.spec["tolerances"]
-            self._params = _Params(Tolerances(t["mass"], t["com"], t["length"], t["offset"], t["angle"],
-                                              bodies=t["bodies"], group=t["group"]), self.model)
-        row = {f: self[f][i] for f, _ in self._params.fields}
-        return self._params.model(row)
+        params = self._param_sampler()
+        row = {f: self[f][i] for f, _ in params.fields}
+        return params.model(row)
 
     # -- summaries, each one pass per array over the finished chunks
     def summary(self, names=None):
-        """Summary of every input and quantity array (or of ``names``) over the finished chunks."""
-        names = list(self._arrays) if names is None else [self._canonical(x) for x in names]
+        """Summary of every input and quantity array (or of ``names``) over the finished chunks,
+        each over its finite rows (a flagged sample's NaN rows are left out)."""
+        names = [a for a in self._arrays if a != STATUS] if names is None else [self._canonical(x) for x in names]
         stats = {}
         for name in names:
             if name not in self._arrays:
@@ -2174,7 +2244,10 @@ class SweepResult:
         count, mean, m2 = 0, 0.0, 0.0
         lo = hi = None
         for _, _, a in arr.iter_chunks():
+            a = _finite_rows(a)
             c = a.shape[0]
+            if c == 0:
+                continue
             mu = a.mean(axis=0)
             d2 = ((a - mu) ** 2).sum(axis=0)
             if count == 0:
@@ -2193,7 +2266,7 @@ class SweepResult:
         return Stats(name, count, lo, hi, mean, np.sqrt(m2 / count))
 
     def histogram(self, name, bins=50, range=None):
-        """Histogram of each entry of an array over the finished chunks: (counts, edges) of
+        """Histogram of each entry of an array over the finished chunks' finite rows: (counts, edges) of
         shapes trailing + (bins,) and trailing + (bins + 1,); ``range`` (lo, hi) for all entries,
         else each entry's own min..max."""
         name = self._canonical(name)
@@ -2214,12 +2287,14 @@ class SweepResult:
         edges = np.linspace(lo, hi, bins + 1, axis=-1)
         counts = np.zeros(trail + (bins,), dtype=np.int64)
         for _, _, a in arr.iter_chunks():
+            a = _finite_rows(a)
             for ix in np.ndindex(*trail):
                 counts[ix] += np.histogram(a[(slice(None),) + ix], bins=edges[ix])[0]
         return counts, edges
 
     def workspace(self, body=None, max_points=None):
-        """Workspace point cloud: positions (k, 3) of a body origin over the finished samples,
+        """Workspace point cloud: positions (k, 3) of a body origin over the finished samples (the
+        flagged ones left out),
         from a ``forward_kinematics:BODY`` quantity (``body`` names it when there are several);
         ``max_points`` keeps every j-th sample to at most that many."""
         fk = [q for q in self.quantities if q.startswith("forward_kinematics:")]
@@ -2240,7 +2315,7 @@ class SweepResult:
         for first, stop, a in self[name].iter_chunks():
             # every stride-th finished sample, counted across chunks
             off = (-seen) % stride
-            parts.append(a[off::stride, :3, 3])
+            parts.append(_finite_rows(a[off::stride, :3, 3]))
             seen += stop - first
         return np.concatenate(parts) if parts else np.zeros((0, 3))
 
@@ -2307,3 +2382,11 @@ class SweepResult:
                 ax.set_title(f"workspace of {body}, {'xyz'[a]}-{'xyz'[b]} projection", fontsize=9)
         fig.savefig(path, dpi=110)
         return path
+
+
+def _finite_rows(a):
+    """The rows of a (one per sample) without NaN or inf: flagged samples are NaN in what they break."""
+    if a.dtype.kind != "f":
+        return a
+    ok = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
+    return a if ok.all() else a[ok]

@@ -1,7 +1,8 @@
-"""Monte Carlo sweeps: each sample's random stream against numpy's Philox, the documented input
-distributions, bitwise invariance to chunking, threads and Dask workers, every stored output
-against the batch API on the stored inputs, resume after SIGKILL, refused arguments, bounded
-memory, failing chunks, summaries, the zarr format and the command line."""
+"""Monte Carlo sweeps: each sample's words of numpy's Philox streams and the Box-Muller normals
+made of them, the documented input distributions, bitwise invariance to chunking, threads and Dask
+workers, every stored output against the batch API on the stored inputs, per-sample status,
+inputs drawn again instead of stored, resume after SIGKILL, refused arguments, bounded memory,
+failing chunks, summaries, the zarr store and the command line."""
 import logging
 import os
 import signal
@@ -21,13 +22,12 @@ import ejce_nb as ej
 from ejce_nb import cli
 from ejce_nb.joints import Composite, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, Revolute, Rot
 from ejce_nb.joints import Spherical, Trans, Translation, Universal
-from ejce_nb.sweep import StreamRNG, _Lock, _key, normal_rows, philox4x64, uniform_rows
+from ejce_nb.sweep import _BLOCK, StreamRNG, _Lock, _key, _normal_rows, _uniform_rows
 
 PKG_ROOT = str(Path(ej.__file__).resolve().parent.parent)
 TESTS = str(Path(__file__).resolve().parent)
 ALL = ["rnea", "aba", "mass_matrix", "nonlinear_effects", "kinetic_energy", "joint_terms",
        "forward_kinematics:tip", "forward_kinematics:hand", "body_jacobian:twin"]
-U64 = 2 ** 64
 
 
 def inertia(a=0.02, b=0.03, c=0.04):
@@ -105,48 +105,75 @@ def arm():
 
 
 # ---------------------------------------------------------------------------- random streams
-def test_philox_blocks_are_numpys_and_each_sample_is_a_numpy_generator():
-    rng = np.random.default_rng(7)
-    key = np.random.SeedSequence(11).generate_state(2, np.uint64)
-    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    cases = [(int(rng.integers(1, 2 ** 63)), int(rng.integers(0, 2 ** 63))) for _ in range(50)]
-    cases += [(0, 5), (U64 - 1, 3), (1, 0)]
-    for block, sample in cases:
-        mine = philox4x64(np.uint64(block), np.uint64(sample), np.uint64(0), np.uint64(0), k0, k1)
-        # numpy's counter is incremented (with carry) before each block
-        start = (block + U64 * sample - 1) % 2 ** 256
-        ctr = np.array([(start >> (64 * i)) % U64 for i in range(4)], dtype=np.uint64)
-        ref = np.random.Philox(key=key, counter=ctr).random_raw(4)
-        assert [int(x) for x in mine] == [int(x) for x in ref], (block, sample)
-    # the uniform words of sample s are numpy's Generator(Philox(key, counter at s)).random()
-    u = np.empty((6, 11))
-    uniform_rows(k0, k1, 1000, u)
-    for i in range(6):
-        s = 1000 + i
-        ctr = np.array([U64 - 1, s - 1, 0, 0], dtype=np.uint64)
-        ref = np.random.Generator(np.random.Philox(key=key, counter=ctr)).random(11)
-        assert np.array_equal(u[i], ref)
+def long_stream(key, words):
+    """The first ``words`` doubles of one numpy Generator on the Philox stream of ``key``."""
+    return np.random.Generator(np.random.Philox(key=np.array(key, dtype=np.uint64))).random(words)
 
 
-def test_normals_are_standard_normal_and_each_row_its_own_stream():
-    k0, k1 = _key((3,), "qd", 0)
-    z = np.empty((300_000, 4))
-    normal_rows(k0, k1, 0, z)
+def test_each_sample_draws_its_own_words_of_one_numpy_philox_stream():
+    key = _key((11,), "q", 0)
+    # numpy's conversion, by hand: the top 53 bits of each raw word
+    raw = np.random.Philox(key=np.array(key, dtype=np.uint64)).random_raw(4000)
+    assert np.array_equal(long_stream(key, 4000), (raw >> np.uint64(11)).astype(np.float64) * 2.0 ** -53)
+    # Philox.advance(b) skips b blocks of four words, whatever was buffered before
+    bits = np.random.Philox(key=np.array(key, dtype=np.uint64))
+    bits.random_raw(3)
+    bits.advance(5)
+    assert np.array_equal(bits.random_raw(4), raw[24:28])
+    # a chunk drawn from a positioned generator is the slice of the long stream: any offset,
+    # words per sample not a multiple of four, chunks of several blocks (and threads)
+    n = 3 * _BLOCK + 77
+    for k in (1, 3, 4, 7, 13):
+        whole = long_stream(key, n * k).reshape(n, k)
+        for first, m in ((0, n), (1, 5), (3, 2 * _BLOCK + 9), (_BLOCK - 1, _BLOCK + 2), (n - 1, 1)):
+            part = np.empty((m, k))
+            _uniform_rows(key, first, part)
+            assert np.array_equal(part, whole[first:first + m]), (k, first, m)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = np.empty((n, 7))
+        _uniform_rows(key, 0, one)
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(one, long_stream(key, n * 7).reshape(n, 7))
+    # other inputs and other draws are other streams
+    assert not np.array_equal(long_stream(_key((11,), "qd", 0), 8), long_stream(key, 8))
+    assert not np.array_equal(long_stream(_key((11,), "q", 1), 8), long_stream(key, 8))
+    assert not np.array_equal(long_stream(_key((12,), "q", 0), 8), long_stream(key, 8))
+
+
+def test_normals_are_box_muller_pairs_of_the_samples_words():
+    key = _key((3,), "qd", 0)
+    n = 300_000
+    z = np.empty((n, 4))
+    _normal_rows(key, 0, z)
+    # the reference: Box-Muller in numpy on the same uniforms, two words per pair
+    u = long_stream(key, 4 * n).reshape(n, 4)
+    r = np.sqrt(-2.0 * np.log1p(-u[:, 0::2]))
+    ref = np.empty((n, 4))
+    ref[:, 0::2] = r * np.cos(2 * np.pi * u[:, 1::2])
+    ref[:, 1::2] = r * np.sin(2 * np.pi * u[:, 1::2])
+    np.testing.assert_allclose(z, ref, rtol=0, atol=1e-14)
     x = z.ravel()
     assert abs(x.mean()) < 5 / np.sqrt(x.size)
     assert abs(x.std() - 1.0) < 5 / np.sqrt(2 * x.size)
     assert stats.kstest(x, "norm").pvalue > 1e-3
-    # tail beyond the ziggurat's base strip, and a chi-square over the whole range
-    r = 3.6541528853610088
-    p = 2 * stats.norm.sf(r)
-    assert abs(np.mean(np.abs(x) > r) - p) < 5 * np.sqrt(p / x.size)
+    # the tails, and a chi-square over the whole range
+    p = 2 * stats.norm.sf(4.0)
+    assert abs(np.mean(np.abs(x) > 4.0) - p) < 5 * np.sqrt(p / x.size)
     h, e = np.histogram(x, bins=120, range=(-4.5, 4.5))
     expect = x.size * np.diff(stats.norm.cdf(e))
     assert stats.chi2.sf(np.sum((h - expect) ** 2 / expect), len(h) - 1) > 1e-3
     # rows drawn on their own equal the rows of the big draw
     part = np.empty((777, 4))
-    normal_rows(k0, k1, 123_456, part)
+    _normal_rows(key, 123_456, part)
     assert np.array_equal(part, z[123_456:123_456 + 777])
+    # an odd count per sample takes the same words as the next even count and drops the last
+    seven, eight = np.empty((5000, 7)), np.empty((5000, 8))
+    _normal_rows(key, 40, seven)
+    _normal_rows(key, 40, eight)
+    assert np.array_equal(seven, eight[:, :7])
 
 
 def test_stream_rng_rows_belong_to_samples():
@@ -269,6 +296,44 @@ def test_same_seed_same_bits_whatever_the_thread_count(zoo_model, zoo_sweep, tmp
     assert_same_bits(zoo_sweep, one)
 
 
+def test_inputs_not_stored_are_drawn_again_with_the_same_bits(zoo_model, zoo_sweep, tmp_path, monkeypatch):
+    lean = ej.sweep(zoo_model, 1201, ALL, tmp_path / "lean", chunk_size=250, progress=False, store_inputs=False)
+    assert_same_bits(lean, zoo_sweep)
+    import zarr
+    g = zarr.open_group(str(lean.path), mode="r")
+    assert sorted(g.array_keys()) == sorted(lean._arrays[a]["path"] for a in lean.arrays if lean[a].stored)
+    assert "q" not in g and "tau" not in g and "rnea" in g and "status" in g
+    q = np.asarray(zoo_sweep["q"])
+    assert np.array_equal(lean["q"][[5, 1200, 600]], q[[5, 1200, 600]])
+    # inputs of arrays and functions are stored all the same; q Normal around a mean with
+    # quaternions; tolerance parameters
+    h = ej.models.load("humanoid")
+    q0 = h.neutral()
+    q0[3:7] = [0.5, 0.5, -0.5, 0.5]
+    kw = dict(chunk_size=70, progress=False, sampler=ej.Sampler(
+        q=ej.Normal(q0, std=0.3), qd=lambda rng, size: rng.normal(0.0, 0.5, (size, h.nv)), tau=ej.Uniform(-2.0, 2.0)))
+    full = ej.sweep(h, 300, ["aba"], tmp_path / "hf", **kw)
+    thin = ej.sweep(h, 300, ["aba"], tmp_path / "hl", store_inputs=False, **kw)
+    assert_same_bits(full, thin)
+    assert [thin[k].stored for k in ("q", "qd", "tau")] == [False, True, False]
+    arm = ej.models.load("arm7")
+    tol = ej.Tolerances(mass=0.05, com=0.002, length=0.01, offset=0.001, angle=0.002, group=7)
+    full = ej.sweep(arm, 60, ["rnea"], tmp_path / "tf", sampler=tol, chunk_size=25, progress=False)
+    thin = ej.sweep(arm, 60, ["rnea"], tmp_path / "tl", sampler=tol, chunk_size=25, progress=False,
+                    store_inputs=False)
+    assert_same_bits(full, thin)
+    assert not thin["mass"].stored and thin.sample_model(30).to_dict() == full.sample_model(30).to_dict()
+    # where the math library draws other bits, what was not stored is not read, nor resumed
+    monkeypatch.setattr(sys.modules["ejce_nb.sweep"], "_numerics", lambda: "another libm")
+    again = ej.open_sweep(lean.path)
+    assert np.array_equal(np.asarray(again["rnea"]), np.asarray(zoo_sweep["rnea"]))
+    with pytest.raises(ValueError, match="'q' was not stored .* draws it with other bits"):
+        np.asarray(again["q"])
+    assert np.array_equal(np.asarray(ej.open_sweep(zoo_sweep.path)["q"]), q)
+    with pytest.raises(ValueError, match="does not store its sampled inputs .* with other bits"):
+        ej.sweep(zoo_model, 1201, ALL, lean.path, chunk_size=250, progress=False, store_inputs=False)
+
+
 def test_every_stored_row_is_the_batch_api_on_the_stored_inputs(zoo_model, zoo_sweep):
     m, r = zoo_model, zoo_sweep
     q, qd, qdd, tau = (np.asarray(r[k]) for k in ("q", "qd", "qdd", "tau"))
@@ -384,31 +449,40 @@ def test_resume_after_sigkill_completes_with_every_chunk_once(arm, tmp_path):
     # the finished chunks were not written again, and every chunk has exactly its one file
     assert {k: os.stat(os.path.join(out, "rnea", "c", str(k), "0")).st_ino for k in before} == kept
     for name in resumed.arrays:
+        if name == "status":
+            assert sorted(os.listdir(os.path.join(out, name, "c")), key=int) == [str(k) for k in range(n // cs)]
+            continue
         for k in range(n // cs):
             assert os.listdir(os.path.join(out, name, "c", str(k))) == ["0"], (name, k)
-    leftovers = [f for _, _, files in os.walk(out) for f in files if f.endswith(".tmp")]
+    leftovers = [f for _, _, files in os.walk(out) for f in files if f.endswith(".partial")]
     assert leftovers == []
 
 
 def test_rerun_skips_finished_chunks_and_redoes_only_a_lost_one(arm, tmp_path):
     out = tmp_path / "s"
-    first = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
+    first = ej.sweep(arm, 1900, ["rnea"], out, chunk_size=500, progress=False)
     bits = arrays(first)
-    inode = lambda k: os.stat(out / "rnea" / "c" / str(k) / "0").st_ino  # noqa: E731
+    inode = lambda k: (lambda st: (st.st_ino, st.st_mtime_ns))(os.stat(out / "rnea" / "c" / str(k) / "0"))  # noqa
     before = [inode(k) for k in range(4)]
-    again = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
-    assert again.run_info == {"computed": 0, "seconds": again.run_info["seconds"], "chunks": 0, "resumed_chunks": 4}
+    again = ej.sweep(arm, 1900, ["rnea"], out, chunk_size=500, progress=False)
+    assert again.run_info == {"computed": 0, "seconds": again.run_info["seconds"], "chunks": 0,
+                              "resumed_chunks": 4, "flagged": 0}
     assert [inode(k) for k in range(4)] == before
-    # chunk 2 half-written: its marker gone, one file missing, a temporary file left over
+    # chunk 2 half-written: its marker gone, one file missing, a zarr temporary left over; the
+    # edge chunk 3 (400 rows) unmarked with a truncated file, which zarr must not read back
     os.remove(out / ".sweep" / "done" / "c" / "2")
     os.remove(out / "q" / "c" / "2" / "0")
-    (out / ".sweep" / "tmp" / "123.456.abcd.tmp").write_bytes(b"partial")
-    assert not ej.open_sweep(out).complete and ej.open_sweep(out).missing() == [(1000, 1500)]
-    again = ej.sweep(arm, 2000, ["rnea"], out, chunk_size=500, progress=False)
-    assert again.run_info["chunks"] == 1 and again.complete
-    after = [inode(k) for k in range(4)]
-    assert after[:2] == before[:2] and after[3] == before[3] and after[2] != before[2]
-    assert os.listdir(out / "rnea" / "c" / "2") == ["0"] and os.listdir(out / ".sweep" / "tmp") == ["zarr.json"]
+    (out / "rnea" / "c" / "2" / "0.0123abcd.partial").write_bytes(b"partial")
+    os.remove(out / ".sweep" / "done" / "c" / "3")
+    with open(out / "rnea" / "c" / "3" / "0", "r+b") as f:
+        f.truncate(100)
+    assert not ej.open_sweep(out).complete and ej.open_sweep(out).missing() == [(1000, 1500), (1500, 1900)]
+    again = ej.sweep(arm, 1900, ["rnea"], out, chunk_size=500, progress=False)
+    assert again.run_info["chunks"] == 2 and again.complete
+    assert [inode(k) for k in range(2)] == before[:2]
+    assert os.listdir(out / "rnea" / "c" / "2") == ["0"]
+    # zarr stores an edge chunk at the full chunk shape
+    assert os.path.getsize(out / "rnea" / "c" / "3" / "0") == 500 * 7 * 8
     for name, a in arrays(again).items():
         assert np.array_equal(a, bits[name]), name
 
@@ -425,7 +499,8 @@ def test_different_arguments_on_a_sweep_are_refused(arm, tmp_path):
             (dict(t=1.0), "t: stored 0.0, given 1.0"),
             (dict(model=heavier), "the model differs"),
             (dict(sampler=ej.Normal(std=0.1)), "sampler of q"),
-            (dict(sampler=ej.Sampler(tau=ej.Normal(std=2.0))), "sampler of tau")):
+            (dict(sampler=ej.Sampler(tau=ej.Normal(std=2.0))), "sampler of tau"),
+            (dict(store_inputs=False), "store_inputs: stored True, given False")):
         args = dict(model=arm, n=1000, quantities=["rnea", "aba"], out=out, chunk_size=300, progress=False)
         args.update(kwargs)
         with pytest.raises(ValueError, match="holds a different sweep") as e:
@@ -439,6 +514,20 @@ def test_different_arguments_on_a_sweep_are_refused(arm, tmp_path):
         ej.sweep(arm, 10, ["rnea"], foreign, progress=False)
     with pytest.raises(ValueError, match="exists and is not a directory"):
         ej.sweep(arm, 10, ["rnea"], foreign / "notes.txt", progress=False)
+    import zarr
+    theirs = tmp_path / "theirs"
+    zarr.create_array(str(theirs), name="q", shape=(10, 7), dtype="float64")
+    with pytest.raises(ValueError, match="is a zarr store but not an ejce_nb sweep"):
+        ej.sweep(arm, 10, ["rnea"], theirs, progress=False)
+    assert np.asarray(zarr.open_group(str(theirs), mode="r")["q"]).shape == (10, 7)
+    # a store whose creation was interrupted (its root names it ours, without a description yet)
+    broken = tmp_path / "broken"
+    g = zarr.create_group(str(broken), attributes={"ejce_nb.sweep.creating": "0"})
+    g.create_array("q", shape=(3,), dtype="float64")
+    with pytest.raises(ValueError, match="the creation of this sweep was interrupted; run the sweep again"):
+        ej.open_sweep(broken)
+    fresh = ej.sweep(arm, 10, ["rnea"], broken, progress=False)
+    assert fresh.complete and np.asarray(fresh["q"]).shape == (10, 7)
     with _Lock(str(out)):
         with pytest.raises(ValueError, match="being written by another process"):
             ej.sweep(arm, 1000, ["rnea", "aba"], out, chunk_size=300, progress=False)
@@ -487,6 +576,7 @@ def test_bad_arguments_are_clear_errors(arm, tmp_path):
         (dict(sampler=ej.Normal(std=[1.0, 2.0])), r"std of q .* must be a number or an array of shape \(7,\)"),
         (dict(scheduler="tcp://nowhere:8786"), "scheduler must be None or a dask.distributed.Client"),
         (dict(model="arm7"), "model must be an ej.Model"),
+        (dict(store_inputs="no"), "store_inputs must be True or False"),
     ]
     (tmp_path / "file").write_text("x")
     for kwargs, words in cases:
@@ -509,22 +599,70 @@ def test_bad_arguments_are_clear_errors(arm, tmp_path):
         ej.sweep(arm, 10, ["rnea"], out, sampler=ej.Tolerances(mass=0.1, bodies=["elbow"]), progress=False)
 
 
-def test_a_failing_chunk_names_its_samples_and_keeps_the_finished_ones(arm, tmp_path):
-    def q_with_a_hole(rng, size):
+def test_a_bad_sample_is_flagged_in_status_and_the_sweep_goes_on(arm, tmp_path):
+    def q_with_holes(rng, size):
         q = rng.uniform(-1.0, 1.0, (size, 7))
         q[rng.indices == 1234, 3] = np.nan
+        q[rng.indices == 3001, 0] = np.inf
         return q
 
-    out = tmp_path / "nan"
+    res = ej.sweep(arm, 4000, ["rnea", "aba"], tmp_path / "nan", chunk_size=500, sampler=q_with_holes,
+                   progress=False)
+    assert res.complete and res.run_info["flagged"] == 2
+    status = np.asarray(res["status"])
+    assert status.dtype == np.int8 and status.shape == (4000,)
+    assert np.nonzero(status)[0].tolist() == [1234, 3001]
+    assert (status[[1234, 3001]] == ej.Status.NONFINITE_INPUT).all()
+    q, qd, qdd, tau = (np.asarray(res[k]) for k in ("q", "qd", "qdd", "tau"))
+    rnea, aba = np.asarray(res["rnea"]), np.asarray(res["aba"])
+    assert np.isnan(rnea[[1234, 3001]]).all() and np.isnan(aba[[1234, 3001]]).all()
+    ok = status == 0
+    assert np.array_equal(rnea[ok], ej.rnea(arm, q[ok], qd[ok], qdd[ok]))
+    assert np.array_equal(aba[ok], ej.aba(arm, q[ok], qd[ok], tau[ok]))
+    # the engine's own flags, sample for sample
+    assert np.array_equal(status, ej.rnea(arm, q, qd, qdd, errors="flag")[1])
+    assert res.status_counts() == {ej.Status.OK: 3998, ej.Status.NONFINITE_INPUT: 2}
+    s = res.summary()
+    assert s["aba"].count == 3998 and np.isfinite(s["aba"].mean).all()
+    assert s["q"].count == 3998 and s["qd"].count == 4000
+    assert "2 samples flagged (NaN in what they break): 2 NONFINITE_INPUT" in str(s)
+    assert res.histogram("rnea", bins=10)[0].sum(axis=-1).tolist() == [3998] * 7
+
+    # a gimbal lock breaks forward dynamics there, not the inverse dynamics
+    b = ej.ModelBuilder()
+    b.add_body("head", joint=Spherical("ZYX"), mass=1.0, com=(0.0, 0.0, 0.1), inertia=inertia())
+    model = b.build()
+    Q = np.random.default_rng(0).uniform(-1.0, 1.0, (900, 3))
+    Q[777, 1] = np.pi / 2
+    lock = ej.sweep(model, 900, ["rnea", "aba", "forward_kinematics:head"], tmp_path / "lock", chunk_size=300,
+                    sampler=Q, progress=False)
+    status = np.asarray(lock["status"])
+    assert np.nonzero(status)[0].tolist() == [777] and status[777] == ej.Status.SINGULAR_JOINT
+    aba, rnea = np.asarray(lock["aba"]), np.asarray(lock["rnea"])
+    assert np.isnan(aba[777]).all() and not np.isnan(np.delete(aba, 777, axis=0)).any()
+    qd, qdd = np.asarray(lock["qd"]), np.asarray(lock["qdd"])
+    assert np.array_equal(rnea, ej.rnea(model, Q, qd, qdd))
+    assert np.isfinite(np.asarray(lock["forward_kinematics:head"])).all()
+
+
+def test_a_failing_chunk_names_its_samples_and_keeps_the_finished_ones(arm, tmp_path):
+    def breaks_at_1234(rng, size):
+        if 1234 in rng.indices:
+            raise RuntimeError("no data for sample 1234")
+        return rng.uniform(-1.0, 1.0, (size, 7))
+
+    out = tmp_path / "raise"
     with pytest.raises(ej.SweepError) as e:
-        ej.sweep(arm, 4000, ["rnea", "aba"], out, chunk_size=500, sampler=q_with_a_hole, progress=False)
+        ej.sweep(arm, 4000, ["rnea", "aba"], out, chunk_size=500, sampler=breaks_at_1234, progress=False)
     err = e.value
-    assert err.chunk == 2 and err.samples == range(1000, 1500) and err.sample_indices == [1234]
-    assert "chunk 2 (samples 1000..1499): input q is NaN or inf at samples 1234" in str(err)
+    assert err.chunk == 2 and err.samples == range(1000, 1500)
+    assert ("chunk 2 (samples 1000..1499): drawing q failed: RuntimeError: no data for sample 1234"
+            in str(err))
     assert "2 of 8 chunks are finished and kept" in str(err)
-    assert err.result.chunks_done == {0, 1}
+    assert err.result.chunks_done == {0, 1} and isinstance(err.__cause__, RuntimeError)
     assert [f["chunk"] for f in ej.open_sweep(out).failures()] == [2]
-    assert ej.open_sweep(out).failures()[0]["samples"] == [1234]
+    assert "no data for sample 1234" in ej.open_sweep(out).failures()[0]["reason"]
+    assert (np.asarray(err.result["status"])[1000:] == -1).all()
 
     def wrong_width(rng, size):
         return rng.random((size, 6))
@@ -532,18 +670,6 @@ def test_a_failing_chunk_names_its_samples_and_keeps_the_finished_ones(arm, tmp_
     with pytest.raises(ej.SweepError, match=r"returned shape \(500, 6\); expected \(500, 7\)") as e:
         ej.sweep(arm, 1000, ["rnea"], tmp_path / "shape", chunk_size=500, sampler=wrong_width, progress=False)
     assert e.value.chunk == 0 and e.value.result.chunks_done == set()
-
-    # a gimbal lock in user-given configurations: the dynamics reports it, the sweep names the sample
-    b = ej.ModelBuilder()
-    b.add_body("head", joint=Spherical("ZYX"), mass=1.0, com=(0.0, 0.0, 0.1), inertia=inertia())
-    model = b.build()
-    Q = np.random.default_rng(0).uniform(-1.0, 1.0, (900, 3))
-    Q[777, 1] = np.pi / 2
-    with pytest.raises(ej.SweepError, match="the singular samples are 777") as e:
-        ej.sweep(model, 900, ["aba"], tmp_path / "lock", chunk_size=300, sampler=Q, progress=False)
-    assert e.value.chunk == 2 and e.value.sample_indices == [777]
-    assert isinstance(e.value.__cause__, ej.SingularJointError)
-    assert e.value.result.chunks_done == {0, 1}
 
 
 # ---------------------------------------------------------------------------- reading the store
@@ -558,7 +684,7 @@ def test_result_arrays_index_like_numpy_and_zarr_and_dask_read_the_store(zoo_mod
         assert np.array_equal(rnea[key], full[key])
     with pytest.raises(IndexError):
         rnea[1000]
-    assert res.keys() == ("q", "qd", "qdd", "rnea", "kinetic_energy", "forward_kinematics:tip")
+    assert res.keys() == ("q", "qd", "qdd", "rnea", "kinetic_energy", "forward_kinematics:tip", "status")
     with pytest.raises(KeyError, match="'aba' is not in this sweep"):
         res["aba"]
     import dask.array as da
@@ -571,6 +697,8 @@ def test_result_arrays_index_like_numpy_and_zarr_and_dask_read_the_store(zoo_mod
         assert np.array_equal(g["forward_kinematics.tip"][:], np.asarray(res["forward_kinematics:tip"]))
         assert np.array_equal(g["kinetic_energy"][:], np.asarray(res["kinetic_energy"]))
         assert g["q"].chunks == (300, zoo_model.nq) and g["q"].dtype == np.float64
+        assert g["status"].dtype == np.int8 and np.array_equal(g["status"][:], np.asarray(res["status"]))
+        assert not np.asarray(res["status"]).any()
         assert np.array_equal(g[".sweep/done"][:], [1, 1, 1, 1])
         assert g.attrs["ejce_nb.sweep"]["quantities"] == list(res.quantities)
         assert np.array_equal(da.from_zarr(str(res.path), component="rnea").compute(), full)
@@ -580,12 +708,15 @@ def test_result_arrays_index_like_numpy_and_zarr_and_dask_read_the_store(zoo_mod
     part = ej.open_sweep(res.path)
     a = np.asarray(part["rnea"])
     assert np.isnan(a[300:600]).all() and np.array_equal(a[:300], full[:300]) and part.n_done == 700
+    st = np.asarray(part["status"])
+    assert (st[300:600] == -1).all() and not st[:300].any() and not st[600:].any()
 
 
 def test_summary_histogram_and_workspace_agree_with_numpy(zoo_model, zoo_sweep):
     res = zoo_sweep
     s = res.summary()
-    assert set(s) == set(res.arrays)
+    assert set(s) == set(res.arrays) - {"status"} and s.status == {ej.Status.OK: 1201}
+    assert "no sample flagged" in str(s)
     for name in ("q", "aba", "kinetic_energy", "joint_terms.bias", "forward_kinematics:tip"):
         a = np.asarray(res[name])
         st = s[name]
@@ -630,6 +761,12 @@ def test_cli_sweep_and_report(tmp_path, capsys):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     assert cli.main(["sweep", "arm7", "--n", "2e3", "--quantities", "rnea", "--out", out]) == 2
     assert "holds a different sweep" in capsys.readouterr().err
+    lean = str(tmp_path / "lean")
+    assert cli.main(["sweep", "arm7", "--n", "2e3", "--quantities", "rnea,aba,forward_kinematics:link8", "--out",
+                     lean, "--chunk-size", "500", "--no-store-inputs", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+    assert not ej.open_sweep(lean)["q"].stored
+    assert np.array_equal(np.asarray(ej.open_sweep(lean)["aba"]), np.asarray(ej.open_sweep(out)["aba"]))
     assert cli.main(["sweep", "arm7", "--n", "10", "--quantities", "rnea,hand", "--out", str(tmp_path / "x")]) == 2
     assert "unknown quantity 'hand'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
@@ -639,18 +776,31 @@ def test_cli_sweep_and_report(tmp_path, capsys):
     assert "is not a sweep directory" in capsys.readouterr().err
 
 
-def test_progress_falls_back_to_lines_without_tqdm(arm, tmp_path, monkeypatch, capsys):
+def test_without_tqdm_the_bar_is_a_clear_error_and_progress_false_is_silent(arm, tmp_path, monkeypatch,
+                                                                            capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    ej.sweep(arm, 1000, ["rnea"], tmp_path / "s", chunk_size=250, progress=True)
-    err = capsys.readouterr().err
-    assert "sweep: 1,000/1,000 states (100%)" in err and "states/s" in err and "s left" in err
+    with pytest.raises(ValueError, match=r'needs tqdm, which is not installed: pip install "ejce_nb\[sweep\]" '
+                                         r'\(or progress=False\)'):
+        ej.sweep(arm, 1000, ["rnea"], tmp_path / "s", chunk_size=250, progress=True)
+    assert not (tmp_path / "s").exists()
     ej.sweep(arm, 1000, ["rnea"], tmp_path / "t", chunk_size=250, progress=False)
     assert capsys.readouterr().err == ""
 
 
-def test_importing_and_a_local_sweep_need_no_optional_dependency(tmp_path):
+def test_without_zarr_a_sweep_says_what_to_install(arm, tmp_path, monkeypatch):
+    done = ej.sweep(arm, 100, ["rnea"], tmp_path / "s", progress=False)
+    monkeypatch.setitem(sys.modules, "zarr", None)
+    for call in (lambda: ej.sweep(arm, 100, ["rnea"], tmp_path / "t", progress=False),
+                 lambda: ej.open_sweep(done.path)):
+        with pytest.raises(ValueError, match=r'stored with zarr, which is not installed: pip install "ejce_nb\[sweep\]"'):
+            call()
+    assert not (tmp_path / "t").exists()
+
+
+def test_importing_needs_no_optional_dependency_and_a_local_sweep_only_zarr(tmp_path):
     code = ("import sys, numpy as np, ejce_nb as ej\n"
+            "print(sorted(m for m in ('zarr', 'dask', 'distributed', 'tqdm', 'matplotlib') if m in sys.modules))\n"
             f"r = ej.sweep(ej.models.load('arm7'), 300, ['rnea'], {str(tmp_path / 's')!r}, chunk_size=100,\n"
             "             progress=False)\n"
             "s = r.summary(); a = np.asarray(r['rnea'])\n"
@@ -659,22 +809,22 @@ def test_importing_and_a_local_sweep_need_no_optional_dependency(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG_ROOT, env=env,
                          timeout=300)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"
+    assert res.stdout.split("\n")[:2] == ["[]", "['zarr']"]
 
 
 # ---------------------------------------------------------------------------- Dask
+ORIGINAL_THREADS = os.environ.get("NUMBA_NUM_THREADS")
+
+
 @pytest.fixture(scope="module")
 def client():
     import dask
     from dask.distributed import Client, LocalCluster
-    # set before each worker's interpreter starts (numba reads them when imported); one Numba
-    # thread per worker process, so that two workers share the cores instead of fighting for them
-    env = {"PYTHONPATH": PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "NUMBA_NUM_THREADS": "1"}
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
-    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in env.items()}):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+    # one Numba thread per worker process, so that two workers share the cores instead of fighting
+    # for them; set in each worker before it imports numba (a pre-spawn environment would be put into
+    # this process's os.environ by the nannies, and this process's Numba refuses a changed thread count)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
     c = Client(cluster)
     try:
         yield c
@@ -686,9 +836,30 @@ def client():
 def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo_sweep, client, tmp_path):
     files = client.run(lambda: __import__("ejce_nb").__file__)
     assert len(files) == 2 and set(files.values()) == {ej.__file__}
+    assert set(client.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS).values()) == {1}
+    assert os.environ.get("NUMBA_NUM_THREADS") == ORIGINAL_THREADS
     two = ej.sweep(zoo_model, 1201, ALL, tmp_path / "two", chunk_size=150, scheduler=client, progress=False)
     assert_same_bits(two, zoo_sweep)
     assert len(client.nthreads()) == 2
+    # inputs drawn on the workers and not stored read back as the local run's
+    lean = ej.sweep(zoo_model, 1201, ALL, tmp_path / "lean", chunk_size=300, scheduler=client, progress=False,
+                    store_inputs=False)
+    assert_same_bits(lean, zoo_sweep)
+
+    def numerics(value):
+        m = sys.modules["ejce_nb.sweep"]
+        m._real_numerics = getattr(m, "_real_numerics", m._numerics)
+        m._numerics = m._real_numerics if value is None else (lambda: value)
+
+    client.run(numerics, "another libm")
+    try:
+        with pytest.raises(ej.SweepError, match="this worker's math library draws the sampled inputs with other"):
+            ej.sweep(zoo_model, 1201, ALL, tmp_path / "libm", chunk_size=300, scheduler=client, progress=False,
+                     store_inputs=False)
+        same = ej.sweep(zoo_model, 1201, ALL, tmp_path / "libm2", chunk_size=300, scheduler=client, progress=False)
+        assert_same_bits(same, zoo_sweep)
+    finally:
+        client.run(numerics, None)
     # a partial local sweep finished on the cluster
     out = tmp_path / "mixed"
     ej.sweep(zoo_model, 1201, ALL, out, chunk_size=250, progress=False)
@@ -706,11 +877,22 @@ def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo
     one = ej.sweep(zoo_model, 1201, ALL, tmp_path / "one", chunk_size=400, scheduler=client, progress=False)
     assert len(client.nthreads()) == 1
     assert_same_bits(one, zoo_sweep)
-    # a chunk failing on a worker: its samples and reason reach the caller, the others are kept
+    # a bad sample is flagged on the worker
     arm = ej.models.load("arm7")
     Q = ej.models.random_states(arm, 600, 3)[0]
     Q[450, 2] = np.inf
-    with pytest.raises(ej.SweepError, match="input q is NaN or inf at samples 450") as e:
-        ej.sweep(arm, 600, ["rnea"], tmp_path / "bad", chunk_size=200, sampler=Q, scheduler=client,
-                 progress=False)
+    flagged = ej.sweep(arm, 600, ["rnea"], tmp_path / "flag", chunk_size=200, sampler=Q, scheduler=client,
+                       progress=False)
+    assert np.nonzero(np.asarray(flagged["status"]))[0].tolist() == [450] and flagged.run_info["flagged"] == 1
+    assert np.isnan(np.asarray(flagged["rnea"])[450]).all()
+
+    # a chunk failing on a worker: its samples and reason reach the caller, the others are kept
+    def breaks_at_450(rng, size):
+        if 450 in rng.indices:
+            raise RuntimeError("no data for sample 450")
+        return rng.standard_normal((size, 7))
+
+    with pytest.raises(ej.SweepError, match="drawing qd failed: RuntimeError: no data for sample 450") as e:
+        ej.sweep(arm, 600, ["rnea"], tmp_path / "bad", chunk_size=200, sampler=ej.Sampler(qd=breaks_at_450),
+                 scheduler=client, progress=False)
     assert e.value.chunk == 2 and e.value.result.chunks_done == {0, 1}
