@@ -20,12 +20,14 @@ by joint i has no inertia along S_i (a massless subtree); the sample's status th
 in a batch, the samples.
 """
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .kinematics import forward
-from .layout import REC_JOINT, model_view, record_view, scratch_view, views
+from .lanes import LANES, from_lanes, get, lanes_of, load_row, minimum, put, store_row, to_lanes, zero_of
+from .layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 from .rnea import _ND, _NO_FORCE, wrench_in_C
 from .spatial import (ZERO6, add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
                       st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
@@ -43,45 +45,59 @@ def spd_inverse(W, n, S, vs, ref, Dinv):
     |S_k|^2, its own units): no inertia along that column; ``dependence`` the smallest pivot
     relative to its diagonal entry (1: independent columns, about the square of a column's
     distance from the others' span; 0: D singular, Dinv not written)."""
-    dep = 1.0
+    Z = zero_of(W)
+    dep = 1.0 + Z
     for j in range(n):
-        nrm = 0.0
+        nrm = Z
         for x in range(6):
-            nrm += S[vs + j, x] * S[vs + j, x]
-        djj = W[j, j]
+            nrm += load_row(S, vs + j, x) * load_row(S, vs + j, x)
+        djj = load_row(W, j, j)
+        # (lanes: any lane failing a test fails the group, which then runs state by state)
         if not djj > PIVOT_TOL * ref * nrm:
-            return True, 0.0
+            return True, Z
         s = djj
         for k in range(j):
-            s -= W[6 + j, k] * W[6 + j, k]
+            s -= load_row(W, 6 + j, k) * load_row(W, 6 + j, k)
         rel = s / djj
-        if rel < dep:
-            dep = rel
+        dep = minimum(rel, dep)
         if not rel > 1e-15:
-            return False, 0.0
+            return False, Z
         ljj = np.sqrt(s)
-        W[6 + j, j] = ljj
+        store_row(W, 6 + j, j, ljj)
         for i in range(j + 1, n):
-            s2 = W[i, j]
+            s2 = load_row(W, i, j)
             for k in range(j):
-                s2 -= W[6 + i, k] * W[6 + j, k]
-            W[6 + i, j] = s2 / ljj
+                s2 -= load_row(W, 6 + i, k) * load_row(W, 6 + j, k)
+            store_row(W, 6 + i, j, s2 / ljj)
     # L^-1 (lower) into W[0:6], then D^-1 = L^-T L^-1
     for j in range(n):
-        W[j, j] = 1.0 / W[6 + j, j]
+        store_row(W, j, j, 1.0 / load_row(W, 6 + j, j))
         for i in range(j + 1, n):
-            s = 0.0
+            s = Z
             for k in range(j, i):
-                s += W[6 + i, k] * W[k, j]
-            W[i, j] = -s / W[6 + i, i]
+                s += load_row(W, 6 + i, k) * load_row(W, k, j)
+            store_row(W, i, j, -s / load_row(W, 6 + i, i))
     for a in range(n):
         for b in range(a, n):
-            s = 0.0
+            s = Z
             for k in range(b, n):
-                s += W[k, a] * W[k, b]
-            Dinv[vs + a, b] = s
-            Dinv[vs + b, a] = s
+                s += load_row(W, k, a) * load_row(W, k, b)
+            store_row(Dinv, vs + a, b, s)
+            store_row(Dinv, vs + b, a, s)
     return False, dep
+
+
+def joint_residual(S, vs, nvj, W):
+    """``inputs.subspace_residual`` of one state; 0 for a group's lanes, so that a group with a
+    joint near a lock runs state by state (which names the joint and its distance)."""
+    return inputs.subspace_residual(S, vs, nvj, W)
+
+
+@overload(joint_residual)
+def _joint_residual(S, vs, nvj, W):
+    if isinstance(S, types.Array) and S.ndim == 3:
+        return lambda S, vs, nvj, W: 0.0
+    return lambda S, vs, nvj, W: inputs.subspace_residual(S, vs, nvj, W)
 
 
 @jit
@@ -92,6 +108,7 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
     near = -1
     forward(m, r, s, q, v, s.zv, t, 1, has_f, generic)
     n1 = m.body_parent.shape[0]
+    Z = zero_of(r.vel)
     grav = m.gravity
     a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     # -- outward: velocity-product accelerations, rigid inertias and bias forces
@@ -124,15 +141,15 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
             Sk = ld6(r.S, vs)
             Uk = sym_mul(Ai, Sk)
             D = dot6(Sk, Uk)
-            u = tau[vs] - dot6(Sk, pi)
+            u = get(tau, vs) - dot6(Sk, pi)
             if not D > PIVOT_TOL * ref * dot6(Sk, Sk):
                 if not dot6(Sk, Sk) > inputs.ZERO_COLUMN ** 2:
                     return inputs.SINGULAR_JOINT, i
                 return inputs.SINGULAR_ARTICULATED, i
             Dk = 1.0 / D
             st6(s.U, vs, Uk)
-            s.Dinv[vs, 0] = Dk
-            s.uu[vs] = u
+            store_row(s.Dinv, vs, 0, Dk)
+            put(s.uu, vs, u)
             if l == 0:
                 continue
             UD = (Uk[0] * Dk, Uk[1] * Dk, Uk[2] * Dk, Uk[3] * Dk, Uk[4] * Dk, Uk[5] * Dk)
@@ -142,20 +159,20 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
             for k in range(vs, vs + nvj):
                 Sk = ld6(r.S, k)
                 st6(s.U, k, sym_mul(Ai, Sk))
-                s.uu[k] = tau[k] - dot6(Sk, pi)
+                put(s.uu, k, get(tau, k) - dot6(Sk, pi))
             massless = False
-            dep = 1.0
+            dep = 1.0 + Z
             if nvj > 1:
                 for j in range(nvj):
                     for k in range(j, nvj):
                         x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
-                        s.W[j, k] = x
-                        s.W[k, j] = x
+                        store_row(s.W, j, k, x)
+                        store_row(s.W, k, j, x)
                 massless, dep = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
             # nearly dependent columns of D (about the square of S's): the joint itself is at or
             # near a lock, whatever inertia it carries
-            if dep < 1e-6 or (massless and nvj > 1):
-                resid = inputs.subspace_residual(r.S, vs, nvj, s.W)
+            if not dep >= 1e-6 or (massless and nvj > 1):
+                resid = joint_residual(r.S, vs, nvj, s.W)
                 if resid < inputs.SINGULAR_RANK or (dep == 0.0 and not massless):
                     return inputs.SINGULAR_JOINT, i
                 if resid < inputs.NEAR_RANK:
@@ -168,23 +185,23 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
             Ia = Ai
             pa = pi
             for k in range(nvj):
-                x0 = 0.0
-                x1 = 0.0
-                x2 = 0.0
-                x3 = 0.0
-                x4 = 0.0
-                x5 = 0.0
+                x0 = Z
+                x1 = Z
+                x2 = Z
+                x3 = Z
+                x4 = Z
+                x5 = Z
                 for j in range(nvj):
-                    d = s.Dinv[vs + j, k]
-                    x0 += s.U[vs + j, 0] * d
-                    x1 += s.U[vs + j, 1] * d
-                    x2 += s.U[vs + j, 2] * d
-                    x3 += s.U[vs + j, 3] * d
-                    x4 += s.U[vs + j, 4] * d
-                    x5 += s.U[vs + j, 5] * d
+                    d = load_row(s.Dinv, vs + j, k)
+                    x0 += load_row(s.U, vs + j, 0) * d
+                    x1 += load_row(s.U, vs + j, 1) * d
+                    x2 += load_row(s.U, vs + j, 2) * d
+                    x3 += load_row(s.U, vs + j, 3) * d
+                    x4 += load_row(s.U, vs + j, 4) * d
+                    x5 += load_row(s.U, vs + j, 5) * d
                 UDk = (x0, x1, x2, x3, x4, x5)
                 Ia = sym_sub_outer(Ia, UDk, ld6(s.U, vs + k))
-                u = s.uu[vs + k]
+                u = get(s.uu, vs + k)
                 pa = (pa[0] + x0 * u, pa[1] + x1 * u, pa[2] + x2 * u, pa[3] + x3 * u, pa[4] + x4 * u,
                       pa[5] + x5 * u)
         pa = add6(pa, sym_mul(Ia, ld6(s.c, i)))
@@ -199,26 +216,29 @@ def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
         vs = m.jnt_dofadr[i]
         nvj = m.jnt_nv[i]
         l = m.body_parent[i]
-        ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base if l == 0 else ld6(s.c, l)), ld6(s.c, i))
+        if l == 0:
+            ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base), ld6(s.c, i))
+        else:
+            ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), ld6(s.c, l)), ld6(s.c, i))
         if nvj == 1:
-            x = s.Dinv[vs, 0] * (s.uu[vs] - dot6(ld6(s.U, vs), ap))
-            qdd[vs] = x
+            x = load_row(s.Dinv, vs, 0) * (get(s.uu, vs) - dot6(ld6(s.U, vs), ap))
+            put(qdd, vs, x)
             a0, a1, a2, a3, a4, a5 = axpy6(x, ld6(r.S, vs), ap)
         else:
             for k in range(vs, vs + nvj):
-                s.uu[k] -= dot6(ld6(s.U, k), ap)
+                put(s.uu, k, get(s.uu, k) - dot6(ld6(s.U, k), ap))
             a0, a1, a2, a3, a4, a5 = ap
             for j in range(nvj):
-                x = 0.0
+                x = Z
                 for k in range(nvj):
-                    x += s.Dinv[vs + j, k] * s.uu[vs + k]
-                qdd[vs + j] = x
-                a0 += r.S[vs + j, 0] * x
-                a1 += r.S[vs + j, 1] * x
-                a2 += r.S[vs + j, 2] * x
-                a3 += r.S[vs + j, 3] * x
-                a4 += r.S[vs + j, 4] * x
-                a5 += r.S[vs + j, 5] * x
+                    x += load_row(s.Dinv, vs + j, k) * get(s.uu, vs + k)
+                put(qdd, vs + j, x)
+                a0 += load_row(r.S, vs + j, 0) * x
+                a1 += load_row(r.S, vs + j, 1) * x
+                a2 += load_row(r.S, vs + j, 2) * x
+                a3 += load_row(r.S, vs + j, 3) * x
+                a4 += load_row(r.S, vs + j, 4) * x
+                a5 += load_row(r.S, vs + j, 5) * x
         # c_i is no longer needed: it holds the body's acceleration for its children
         st6(s.c, i, (a0, a1, a2, a3, a4, a5))
     if near >= 0:
@@ -239,19 +259,53 @@ def aba_one(mb, w, q, v, tau, t, F, qdd):
 
 @pjit
 def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
+    """Where the model allows (and the records are not kept per state), states run in groups of
+    LANES (``lanes``); a group with a bad sample, or one the lanes find singular or near it,
+    runs state by state, so that every state's result and status are those of a lone call."""
     B = Q.shape[0]
     nchunk = S.shape[0]
+    grouped = mb[H_LANES] != 0 and not per_state and not generic
     for c in prange(nchunk):
         m = model_view(mb)
         s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b], V[b], TAU[b], 2, T[b])
+        b = c * B // nchunk
+        end = (c + 1) * B // nchunk
+        if grouped:
+            rg, sg = group_views(mb, S[c], mb[H_SCR])
+            while b + LANES <= end:
+                ok = True
+                for b1 in range(b, b + LANES):
+                    st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
+                    status[b1, 0] = st
+                    status[b1, 1] = j
+                    ok = ok and st == 0
+                if ok:
+                    to_lanes(sg.lq, Q, b)
+                    to_lanes(sg.lv, V, b)
+                    to_lanes(sg.la, TAU, b)
+                    fb = (b, b + 1, b + 2, b + 3) if F.shape[0] > 1 else (0, 0, 0, 0)
+                    st, j = aba_state(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), F, fb, False, sg.lo)
+                    if st == 0:
+                        from_lanes(QDD, b, sg.lo)
+                    else:
+                        ok = False
+                if not ok:
+                    for b1 in range(b, b + LANES):
+                        if status[b1, 0] == 0:
+                            r = record_view(mb, R[c], 0)
+                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
+                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
+                            status[b1, 0] = st
+                            status[b1, 1] = j
+                b += LANES
+        for b1 in range(b, end):
+            r = record_view(mb, R[b1] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
             if st == 0:
-                st, j = aba_state(m, r, s, Q[b], V[b], TAU[b], T[b], F, b if F.shape[0] > 1 else 0,
-                                  generic, QDD[b])
-            status[b, 0] = st
-            status[b, 1] = j
+                st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, b1 if F.shape[0] > 1 else 0,
+                                  generic, QDD[b1])
+            status[b1, 0] = st
+            status[b1, 1] = j
 
 
 def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):

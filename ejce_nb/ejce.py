@@ -42,13 +42,14 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from ._jit import jit
 from .jets import jconst
 from .joints import codes as C
 from .joints.pose import coord_function, pose
+from .lanes import get, load_row, scalar_only, store_row, zero_of
 from .spatial import (EYE9, ZERO3, ZERO6, add, axpy6, cross, crm, ld3, ld6, ld9, mm, mtv, mv,
                       rot_axis, st3, st6, st9)
 
@@ -202,15 +203,7 @@ def place(m, r, i, R, p):
     st3(r.rrel, i, p)
     X = ld9(m.jnt_Xt, i)
     XR = mm(X, R)
-    r.E[i, 0] = XR[0]
-    r.E[i, 1] = XR[3]
-    r.E[i, 2] = XR[6]
-    r.E[i, 3] = XR[1]
-    r.E[i, 4] = XR[4]
-    r.E[i, 5] = XR[7]
-    r.E[i, 6] = XR[2]
-    r.E[i, 7] = XR[5]
-    r.E[i, 8] = XR[8]
+    st9(r.E, i, (XR[0], XR[3], XR[6], XR[1], XR[4], XR[7], XR[2], XR[5], XR[8]))
     if p[0] == 0.0 and p[1] == 0.0 and p[2] == 0.0:
         st3(r.d, i, ld3(m.jnt_pt, i))
     else:
@@ -327,27 +320,19 @@ def screw_position(m, r, s, i, q, t):
     motion to the first, H = T_{m+1} ... T_{n-1} (the pose of C in the frame motion m moves),
     S_m = Ad(H^-1) [a_m; 0] for a rotation, [0; R_H^T a_m] for a translation."""
     qs = m.jnt_qadr[i]
-    nq = m.jnt_nq[i]
-    vs = m.jnt_dofadr[i]
     m0 = m.jnt_madr[i]
     nm = m.jnt_nmot[i]
-    if m.jnt_fn[i]:
-        # amounts that are functions: evaluate them on jets along u = 0 for value and gradient
-        qj = seeds(q, s.zv, qs, nq, vs, -1)
-        tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    RH = EYE9
-    pH = ZERO3
+    Z = zero_of(r.vel)
+    RH = (1.0 + Z, Z, Z, Z, 1.0 + Z, Z, Z, Z, 1.0 + Z)
+    pH = (Z, Z, Z)
     first = True
     for k in range(m0 + nm - 1, m0 - 1, -1):
         a = ld3(m.mot_axis, k)
         c = m.mot_coord[k]
         if c >= 0:
-            f = m.mot_scale[k] * q[qs + c]
+            f = m.mot_scale[k] * get(q, qs + c)
         else:
-            fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, tj)
-            f = fj[0]
-            for j in range(6):
-                r.mg[k, j] = fj[3 + j]
+            f = function_amount(m, r, s, i, q, t, k, Z)
         if m.mot_kind[k] == C.MOTION_ROT:
             if first:
                 st6(r.mS, k, a + ZERO3)
@@ -360,10 +345,14 @@ def screw_position(m, r, s, i, q, t):
                 RH = mm(Rm, RH)
                 pH = mv(Rm, pH)
         else:
-            st6(r.mS, k, ZERO3 + (a if first else mtv(RH, a)))
+            if first:
+                st6(r.mS, k, ZERO3 + a)
+            else:
+                st6(r.mS, k, ZERO3 + mtv(RH, a))
             pH = (pH[0] + a[0] * f, pH[1] + a[1] * f, pH[2] + a[2] * f)
         first = False
     place(m, r, i, RH, pH)
+    vs = m.jnt_dofadr[i]
     if nm == 1 and m.mot_coord[m0] == 0 and m.jnt_nv[i] == 1:
         st6(r.S, vs, axpy6(m.mot_scale[m0], ld6(r.mS, m0), ZERO6))
         return
@@ -377,34 +366,73 @@ def screw_position(m, r, s, i, q, t):
             st6(r.S, vs + c, axpy6(m.mot_scale[k], Sk, ld6(r.S, vs + c)))
         else:
             for j in range(m.jnt_nv[i]):
-                g = r.mg[k, j]
+                g = load_row(r.mg, k, j)
                 if g != 0.0:
                     st6(r.S, vs + j, axpy6(g, Sk, ld6(r.S, vs + j)))
+
+
+def _function_amount(m, r, s, i, q, t, k, Z):
+    """The amount of motion k, a function of the coordinates and time evaluated on jets along
+    u = 0: value, and its gradient into r.mg[k]."""
+    qj = seeds(q, s.zv, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
+    fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    for j in range(6):
+        r.mg[k, j] = fj[3 + j]
+    return fj[0]
+
+
+def _function_rates(m, r, i, q, v, t, k, Z):
+    """(first, second derivative along the motion) of motion k's function amount."""
+    qj = seeds(q, v, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
+    fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    return fj[1], fj[2]
+
+
+def _lane_function_amount(m, r, s, i, q, t, k, Z):
+    return Z
+
+
+def _lane_function_rates(m, r, i, q, v, t, k, Z):
+    return Z, Z
+
+
+def function_amount(m, r, s, i, q, t, k, Z):
+    return _function_amount(m, r, s, i, q, t, k, Z)
+
+
+def function_rates(m, r, i, q, v, t, k, Z):
+    return _function_rates(m, r, i, q, v, t, k, Z)
+
+
+@overload(function_amount)
+def _ov_amount(m, r, s, i, q, t, k, Z):
+    # the lane kernels take only models whose amounts are scale * coordinate
+    return _lane_function_amount if isinstance(q, types.Array) and q.ndim == 2 else _function_amount
+
+
+@overload(function_rates)
+def _ov_rates(m, r, i, q, v, t, k, Z):
+    return _lane_function_rates if isinstance(q, types.Array) and q.ndim == 2 else _function_rates
 
 
 @jit(inline="always")
 def screw_velocity(m, r, i, q, v, t):
     """vJ = sum_m f'_m S_m and cJ = sum_m f''0_m S_m + sum_{m<n} f'_m f'_n (S_m x S_n), summed from
     the last motion, with V the twist of the motions after m."""
-    qs = m.jnt_qadr[i]
-    nq = m.jnt_nq[i]
     vs = m.jnt_dofadr[i]
     m0 = m.jnt_madr[i]
-    if m.jnt_fn[i]:
-        qj = seeds(q, v, qs, nq, vs, -1)
-        tj = (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    V = ZERO6
-    cJ = ZERO6
+    Z = zero_of(r.vel)
+    V = (Z, Z, Z, Z, Z, Z)
+    cJ = (Z, Z, Z, Z, Z, Z)
     last = m0 + m.jnt_nmot[i] - 1
     for k in range(last, m0 - 1, -1):
         Sk = ld6(r.mS, k)
         c = m.mot_coord[k]
         if c >= 0:
-            fd = m.mot_scale[k] * v[vs + c]
+            fd = m.mot_scale[k] * get(v, vs + c)
         else:
-            fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, tj)
-            fd = fj[1]
-            cJ = axpy6(fj[2], Sk, cJ)
+            fd, f2 = function_rates(m, r, i, q, v, t, k, Z)
+            cJ = axpy6(f2, Sk, cJ)
         if k != last:
             cJ = axpy6(fd, crm(Sk, V), cJ)
         V = axpy6(fd, Sk, V)
@@ -419,17 +447,17 @@ def quat_position(m, r, i, q):
     for a free joint (rdot in P axes, angular velocity in C axes), [1; 0] for a spherical one."""
     qs = m.jnt_qadr[i]
     o = qs + m.jnt_quat[i]
-    w = q[o]
-    x = q[o + 1]
-    y = q[o + 2]
-    z = q[o + 3]
+    w = get(q, o)
+    x = get(q, o + 1)
+    y = get(q, o + 2)
+    z = get(q, o + 3)
     k = 2.0 / (w * w + x * x + y * y + z * z)
     R = (1.0 - k * (y * y + z * z), k * (x * y - w * z), k * (x * z + w * y),
          k * (x * y + w * z), 1.0 - k * (x * x + z * z), k * (y * z - w * x),
          k * (x * z - w * y), k * (y * z + w * x), 1.0 - k * (x * x + y * y))
     vs = m.jnt_dofadr[i]
     if m.jnt_quat[i] == 3:
-        place(m, r, i, R, (q[qs], q[qs + 1], q[qs + 2]))
+        place(m, r, i, R, (get(q, qs), get(q, qs + 1), get(q, qs + 2)))
         for c in range(3):
             st6(r.S, vs + c, ZERO3 + (R[3 * c], R[3 * c + 1], R[3 * c + 2]))
         vs += 3
@@ -445,13 +473,13 @@ def quat_velocity(m, r, i, v):
     vs = m.jnt_dofadr[i]
     if m.jnt_quat[i] == 3:
         R = ld9(r.Rrel, i)
-        u = mtv(R, (v[vs], v[vs + 1], v[vs + 2]))
-        w = (v[vs + 3], v[vs + 4], v[vs + 5])
+        u = mtv(R, (get(v, vs), get(v, vs + 1), get(v, vs + 2)))
+        w = (get(v, vs + 3), get(v, vs + 4), get(v, vs + 5))
         st6(r.vJ, i, w + u)
         wu = cross(w, u)
         st6(r.cJ, i, (0.0, 0.0, 0.0, -wu[0], -wu[1], -wu[2]))
     else:
-        st6(r.vJ, i, (v[vs], v[vs + 1], v[vs + 2], 0.0, 0.0, 0.0))
+        st6(r.vJ, i, (get(v, vs), get(v, vs + 1), get(v, vs + 2), 0.0, 0.0, 0.0))
         st6(r.cJ, i, ZERO6)
 
 
@@ -489,6 +517,11 @@ def user_joint(m, r, s, i, q, v, t):
                  (u[12], u[13], u[14], u[15], u[16], u[17]), (u[18], u[19], u[20], u[21], u[22], u[23]))
 
 
+# the generic and user paths evaluate one state (the lane kernels take models without them)
+jets_joint_of = scalar_only(jets_joint)
+user_joint_of = scalar_only(user_joint)
+
+
 # ---------------------------------------------------------------------------- the one entry point
 @jit(inline="always")
 def joint_path(m, i, generic):
@@ -507,9 +540,9 @@ def joint_position(m, r, s, i, q, v, t, generic):
     elif path == PATH_QUAT:
         quat_position(m, r, i, q)
     elif path == PATH_JETS:
-        jets_joint(m, r, s, i, q, v, t)
+        jets_joint_of(m, r, s, i, q, v, t)
     elif path == PATH_USER:
-        user_joint(m, r, s, i, q, v, t)
+        user_joint_of(m, r, s, i, q, v, t)
     else:
         place(m, r, i, EYE9, ZERO3)
 
@@ -525,10 +558,10 @@ def joint_velocity(m, r, s, i, q, v, t, generic, position_fresh):
         quat_velocity(m, r, i, v)
     elif path == PATH_JETS:
         if not position_fresh:
-            jets_joint(m, r, s, i, q, v, t)
+            jets_joint_of(m, r, s, i, q, v, t)
     elif path == PATH_USER:
         if not position_fresh:
-            user_joint(m, r, s, i, q, v, t)
+            user_joint_of(m, r, s, i, q, v, t)
     else:
         st6(r.vJ, i, ZERO6)
         st6(r.cJ, i, ZERO6)

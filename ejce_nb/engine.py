@@ -3,8 +3,10 @@ batches split into chunks run in parallel, and the status the kernels report.
 
 A single state runs on one flat workspace (record, then scratch: ``layout``); a batch of B states
 on a record array (one row per chunk, or one per state when an ``ej.Data`` keeps them) and a
-scratch array (one row per chunk).  Chunks are a few per thread, so threads stay busy; each
-state is computed alone, so results do not depend on the chunking or the thread count.
+scratch array (one row per chunk, with room for a group of states computed at once where the
+model allows: ``lanes``).  Chunks are a few per thread, so threads stay busy; a
+state's result is bit for bit its result alone (a group does each state's operations in the same
+order), so nothing depends on the chunking or the thread count.
 """
 import numba
 import numpy as np
@@ -70,7 +72,8 @@ def batch_workspace(km, B, data):
         R, S = pool.pop()
     except IndexError:
         R = np.zeros((nchunk, int(km._mb[layout.H_REC])))
-        S = np.zeros((nchunk, int(km._mb[layout.H_SCR])))
+        # each chunk's scratch row is followed by a group's workspace where groups run (lanes)
+        S = np.zeros((nchunk, int(km._mb[layout.H_SCR]) + layout.lane_size(km._mb)))
     return R, S, False, (pool, (R, S))
 
 

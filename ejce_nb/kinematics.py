@@ -17,29 +17,64 @@ accelerations for the same qdd, the world frames for the same (q, t).
 """
 import numpy as np
 from numba import prange
+from numba.extending import overload
 
 from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .ejce import joint_position, joint_velocity
 from .layout import (H_N1, REC_ACC, REC_GENERIC, REC_JOINT, REC_POS, REC_T, REC_VEL, REC_WORLD, model_view,
                      record_view, rows, scratch_view, views)
+from .lanes import Lanes, get, zero_of
 from .spatial import (EYE9, ZERO3, ZERO6, add, add6, axpy6, cross, crm, ld3, ld6, ld9, mmT, mv, st3,
                       st6, st9, xmotion)
 
 
 # ---------------------------------------------------------------------------- the forward sweep
-@jit
 def _same(key, x):
-    for k in range(x.shape[0]):
-        if key[k] != x[k]:
-            return False
-    return True
+    """Whether the record's key equals x bit for bit (a group's record is never reused)."""
+    return False
 
 
-@jit
 def _keep(key, x):
-    for k in range(x.shape[0]):
-        key[k] = x[k]
+    """Store x as the record's key."""
+
+
+def _keep_t(h, t):
+    """Store the time t in the record's header."""
+
+
+@overload(_same)
+def _same_ov(key, x):
+    if x.ndim == 2:
+        return lambda key, x: False
+
+    def impl(key, x):
+        for k in range(x.shape[0]):
+            if key[k] != x[k]:
+                return False
+        return True
+    return impl
+
+
+@overload(_keep)
+def _keep_ov(key, x):
+    if x.ndim == 2:
+        return lambda key, x: None
+
+    def impl(key, x):
+        for k in range(x.shape[0]):
+            key[k] = x[k]
+    return impl
+
+
+@overload(_keep_t)
+def _keep_t_ov(h, t):
+    if isinstance(t, Lanes):
+        return lambda h, t: None
+
+    def impl(h, t):
+        h[REC_T] = t
+    return impl
 
 
 @jit
@@ -67,6 +102,8 @@ def forward(m, r, s, q, v, a, t, level, world, generic):
         h[REC_ACC] = 0.0
     grav = m.gravity
     a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+    Z = zero_of(r.vel)
+    Z6 = (Z, Z, Z, Z, Z, Z)
     # the generic path evaluates position and velocity terms at once: at v when they are wanted
     vj = v if level >= 1 else s.zv
     for i in range(1, m.body_parent.shape[0]):
@@ -75,28 +112,41 @@ def forward(m, r, s, q, v, a, t, level, world, generic):
             joint_position(m, r, s, i, q, vj, t, generic)
         if need_vel:
             joint_velocity(m, r, s, i, q, v, t, generic, not pos and level >= 1)
-            vi = add6(ZERO6 if l == 0 else xmotion(ld9(r.E, i), ld3(r.d, i), ld6(r.vel, l)), ld6(r.vJ, i))
+            if l == 0:
+                vi = add6(Z6, ld6(r.vJ, i))
+            else:
+                vi = add6(xmotion(ld9(r.E, i), ld3(r.d, i), ld6(r.vel, l)), ld6(r.vJ, i))
             st6(r.vel, i, vi)
         if need_acc:
             vJi = ld6(r.vJ, i)
-            a0, a1, a2, a3, a4, a5 = add6(add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base if l == 0 else ld6(r.acc, l)),
-                                               ld6(r.cJ, i)), crm(ld6(r.vel, i), vJi))
+            if l == 0:
+                xa = xmotion(ld9(r.E, i), ld3(r.d, i), a_base)
+            else:
+                xa = xmotion(ld9(r.E, i), ld3(r.d, i), ld6(r.acc, l))
+            a0, a1, a2, a3, a4, a5 = add6(add6(xa, ld6(r.cJ, i)), crm(ld6(r.vel, i), vJi))
             for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
-                ak = a[k]
-                a0 += r.S[k, 0] * ak
-                a1 += r.S[k, 1] * ak
-                a2 += r.S[k, 2] * ak
-                a3 += r.S[k, 3] * ak
-                a4 += r.S[k, 4] * ak
-                a5 += r.S[k, 5] * ak
+                ak = get(a, k)
+                Sk = ld6(r.S, k)
+                a0 += Sk[0] * ak
+                a1 += Sk[1] * ak
+                a2 += Sk[2] * ak
+                a3 += Sk[3] * ak
+                a4 += Sk[4] * ak
+                a5 += Sk[5] * ak
             st6(r.acc, i, (a0, a1, a2, a3, a4, a5))
         if need_world:
-            RCl = EYE9 if l == 0 else ld9(r.RC, l)
-            st9(r.RC, i, mmT(RCl, ld9(r.E, i)))
-            st3(r.oC, i, add(ZERO3 if l == 0 else ld3(r.oC, l), mv(RCl, ld3(r.d, i))))
+            Ei = ld9(r.E, i)
+            di = ld3(r.d, i)
+            if l == 0:
+                st9(r.RC, i, mmT(EYE9, Ei))
+                st3(r.oC, i, add(ZERO3, mv(EYE9, di)))
+            else:
+                RCl = ld9(r.RC, l)
+                st9(r.RC, i, mmT(RCl, Ei))
+                st3(r.oC, i, add(ld3(r.oC, l), mv(RCl, di)))
     if not pos:
         _keep(r.qkey, q)
-        h[REC_T] = t
+        _keep_t(h, t)
         h[REC_GENERIC] = g
         h[REC_POS] = 1.0
     if need_vel:

@@ -27,9 +27,12 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from ._jit import jit
+from .lanes import LANES
 
 # ---------------------------------------------------------------------------- the header of mi
-H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR, H_FOFF = range(8)
+# H_LANES: 1 when every joint has a path the lane kernels take (``lanes``: batches run four
+# states at a time), else 0
+H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR, H_FOFF, H_LANES = range(9)
 
 # integer tables: (slot, name, rows)
 INT_TABLES = (
@@ -110,10 +113,14 @@ SCRATCH = (
     ("e5", "one", 8),           #   and the energies
     ("flags", "one", 8),        # flags of a one-state call: flags[0] = 1, the generic joint path
     ("uout", "one", 24),        # a user-defined joint's R, r, twist and bias (P axes)
+    ("lq", "nq", 0),            # a group of states (lane layout): coordinates, velocities,
+    ("lv", "nv", 0),
+    ("la", "nv", 0),            #   accelerations or forces,
+    ("lo", "nv", 0),            #   and the result
 )
 
 _SLOTS = {}
-_slot = 8
+_slot = 9
 for _name, *_ in INT_TABLES + FLOAT_TABLES + RECORD + SCRATCH:
     _SLOTS[_name] = _slot
     _slot += 1
@@ -145,9 +152,10 @@ def sizes_of(n1, nq, nv, nmot, npar):
             "seven": 7, "twelve": 12}
 
 
-def pack_model(n1, nq, nv, nmot, ints, floats):
+def pack_model(n1, nq, nv, nmot, ints, floats, lanes=False):
     """The model buffer from the tables: ``ints[name]`` and ``floats[name]`` arrays of the shapes
-    above; returns (mb, its float part as a float64 view)."""
+    above, ``lanes`` whether batches may run in groups; returns (mb, its float part as a float64
+    view)."""
     npar = len(floats["jnt_params"])
     sizes = sizes_of(n1, nq, nv, nmot, npar)
     header = np.zeros(HEADER, dtype=np.int64)
@@ -159,6 +167,7 @@ def pack_model(n1, nq, nv, nmot, ints, floats):
     header[H_REC] = rec
     header[H_SCR] = scr
     header[H_FOFF] = iend
+    header[H_LANES] = 1 if lanes else 0
     mb = np.zeros(iend + fend, dtype=np.int64)
     mf = mb[iend:].view(np.float64)
     mb[:HEADER] = header
@@ -224,9 +233,30 @@ def vec(typingctx, buf, off, n):
     return ret(buf, off, n), codegen
 
 
+@intrinsic
+def rows3(typingctx, buf, off, n, m):
+    """The ``n x m x LANES`` C-contiguous view of a 1-D C-contiguous buffer from entry ``off``:
+    a table of the lane layout (``record_lanes``); as ``rows``, free and unchecked."""
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    ret = types.Array(buf.dtype, 3, "C", readonly=not buf.mutable)
+
+    def codegen(context, builder, sig, args):
+        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
+        one = context.get_constant(types.intp, 1)
+        lanes = context.get_constant(types.intp, LANES)
+        return _view(context, builder, sig.args[0], args[0], o, [nn, mm, lanes],
+                     [builder.mul(mm, lanes), lanes, one], sig.return_type)
+
+    return ret(buf, off, n, m), codegen
+
+
 if numba.config.DISABLE_JIT:
     def rows(buf, off, n, m):       # noqa: F811  (the same views, without the compiler)
         return buf[off:off + n * m].reshape(n, m)
+
+    def rows3(buf, off, n, m):      # noqa: F811
+        return buf[off:off + n * m * LANES].reshape(n, m, LANES)
 
     def vec(buf, off, n):           # noqa: F811
         return buf[off:off + n]
@@ -332,7 +362,95 @@ def scratch_view(mi, w, off):
         vec(w, off + mi[O_e5], 8),
         vec(w, off + mi[O_flags], 8),
         vec(w, off + mi[O_uout], 24),
+        vec(w, off + mi[O_lq], nq),
+        vec(w, off + mi[O_lv], nv),
+        vec(w, off + mi[O_la], nv),
+        vec(w, off + mi[O_lo], nv),
     )
+
+
+@jit
+def record_lanes(mb, w, off):
+    """The record of a group of LANES states in the lane layout, in ``w`` from ``off``: every
+    table of ``record_view`` with a lane axis last, at LANES times its offset there (the header
+    stays one row: a group's records are never reused)."""
+    n1 = mb[H_N1]
+    nq = mb[H_NQ]
+    nv = mb[H_NV]
+    nm = mb[H_NMOT]
+    L = LANES
+    return Record(
+        vec(w, off + L * mb[O_hdr], 8),
+        rows(w, off + L * mb[O_qkey], nq, L),
+        rows(w, off + L * mb[O_vkey], nv, L),
+        rows(w, off + L * mb[O_akey], nv, L),
+        rows3(w, off + L * mb[O_E], n1, 9),
+        rows3(w, off + L * mb[O_d], n1, 3),
+        rows3(w, off + L * mb[O_S], nv, 6),
+        rows3(w, off + L * mb[O_Rrel], n1, 9),
+        rows3(w, off + L * mb[O_rrel], n1, 3),
+        rows3(w, off + L * mb[O_vJ], n1, 6),
+        rows3(w, off + L * mb[O_cJ], n1, 6),
+        rows3(w, off + L * mb[O_mS], nm, 6),
+        rows3(w, off + L * mb[O_mg], nm, 6),
+        rows3(w, off + L * mb[O_vel], n1, 6),
+        rows3(w, off + L * mb[O_acc], n1, 6),
+        rows3(w, off + L * mb[O_RC], n1, 9),
+        rows3(w, off + L * mb[O_oC], n1, 3),
+    )
+
+
+@jit
+def scratch_lanes(mb, w, off):
+    """The scratch of a group of LANES states in the lane layout (as ``record_lanes``); the
+    subtrees' inertia scales depend on the model only and stay one row."""
+    n1 = mb[H_N1]
+    nq = mb[H_NQ]
+    nv = mb[H_NV]
+    L = LANES
+    return Scratch(
+        rows3(w, off + L * mb[O_f], n1, 6),
+        rows3(w, off + L * mb[O_c], n1, 6),
+        rows3(w, off + L * mb[O_IA], n1, 21),
+        vec(w, off + L * mb[O_sc], n1),
+        rows3(w, off + L * mb[O_U], nv, 6),
+        rows3(w, off + L * mb[O_Dinv], nv, 6),
+        rows(w, off + L * mb[O_uu], nv, L),
+        rows3(w, off + L * mb[O_W], 12, 6),
+        rows3(w, off + L * mb[O_JP], 6, 6),
+        rows(w, off + L * mb[O_zv], nv, L),
+        rows(w, off + L * mb[O_qx], nq, L),
+        rows(w, off + L * mb[O_vx], nv, L),
+        rows(w, off + L * mb[O_qt], nq, L),
+        rows(w, off + L * mb[O_vt], nv, L),
+        rows3(w, off + L * mb[O_KQ], 7, nv),
+        rows3(w, off + L * mb[O_KV], 7, nv),
+        rows(w, off + L * mb[O_dq], nv, L),
+        rows(w, off + L * mb[O_tq], nv, L),
+        rows(w, off + L * mb[O_e5], 8, L),
+        vec(w, off + L * mb[O_flags], 8),
+        vec(w, off + L * mb[O_uout], 24),
+        rows(w, off + L * mb[O_lq], nq, L),
+        rows(w, off + L * mb[O_lv], nv, L),
+        rows(w, off + L * mb[O_la], nv, L),
+        rows(w, off + L * mb[O_lo], nv, L),
+    )
+
+
+def lane_size(mb):
+    """Entries of a group's workspace (record and scratch, lane layout); 0 for a model whose
+    batches run state by state."""
+    return LANES * int(mb[H_REC] + mb[H_SCR]) if mb[H_LANES] else 0
+
+
+@jit
+def group_views(mb, w, off):
+    """Record and scratch of a group of LANES states in ``w`` from ``off``, with its header
+    cleared: a group starts from nothing."""
+    r = record_lanes(mb, w, off)
+    for k in range(8):
+        r.hdr[k] = 0.0
+    return r, scratch_lanes(mb, w, off + LANES * mb[H_REC])
 
 
 @jit

@@ -238,7 +238,11 @@ class Model:
                       body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
                       mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
                       mot_scale=[x[3] for x in mots], gravity=self.gravity)
-        mb, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats)
+        # a batch runs four states at a time when every joint is fixed, a product of screw motions
+        # with constant scales or a quaternion joint (``lanes``); functions of the coordinates,
+        # the jets path and user-defined joints evaluate one state
+        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and not any(ints["jnt_fn"])
+        mb, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats, lanes)
         mb.flags.writeable = False
         mf.flags.writeable = False
         mi = mb

@@ -15,11 +15,28 @@ gravity and, for rheonomic joints, the terms of the prescribed motion).
 import numpy as np
 from numba import prange
 
+from numba import types
+from numba.extending import overload
+
 from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .kinematics import forward
-from .layout import REC_JOINT, model_view, record_view, scratch_view, views
+from .lanes import LANES, from_lanes, gather, lanes_of, put, to_lanes
+from .layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 from .spatial import (add6, crf, dot6, inertia_mul, ld3, ld6, ld9, st6, sub6, xforce_T)
+
+
+def fext(F, fb, i, k):
+    """Entry k of the wrench on body i of sample fb: a number, or the group's lanes when fb is
+    the group's samples (a tuple of LANES)."""
+    return F[fb, i, k]
+
+
+@overload(fext)
+def _fext(F, fb, i, k):
+    if isinstance(fb, types.UniTuple):
+        return lambda F, fb, i, k: gather(F[fb[0], i, k], F[fb[1], i, k], F[fb[2], i, k], F[fb[3], i, k])
+    return lambda F, fb, i, k: F[fb, i, k]
 
 
 @jit
@@ -28,12 +45,14 @@ def wrench_in_C(m, r, F, fb, i):
     turned by RC_i, moment moved from the body origin (at bo_i in C_i) to the origin of C_i."""
     R = ld9(r.RC, i)
     b = ld3(m.body_bo, i)
-    f0 = R[0] * F[fb, i, 3] + R[3] * F[fb, i, 4] + R[6] * F[fb, i, 5]
-    f1 = R[1] * F[fb, i, 3] + R[4] * F[fb, i, 4] + R[7] * F[fb, i, 5]
-    f2 = R[2] * F[fb, i, 3] + R[5] * F[fb, i, 4] + R[8] * F[fb, i, 5]
-    return (R[0] * F[fb, i, 0] + R[3] * F[fb, i, 1] + R[6] * F[fb, i, 2] + b[1] * f2 - b[2] * f1,
-            R[1] * F[fb, i, 0] + R[4] * F[fb, i, 1] + R[7] * F[fb, i, 2] + b[2] * f0 - b[0] * f2,
-            R[2] * F[fb, i, 0] + R[5] * F[fb, i, 1] + R[8] * F[fb, i, 2] + b[0] * f1 - b[1] * f0,
+    n0, n1, n2 = fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2)
+    F0, F1, F2 = fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5)
+    f0 = R[0] * F0 + R[3] * F1 + R[6] * F2
+    f1 = R[1] * F0 + R[4] * F1 + R[7] * F2
+    f2 = R[2] * F0 + R[5] * F1 + R[8] * F2
+    return (R[0] * n0 + R[3] * n1 + R[6] * n2 + b[1] * f2 - b[2] * f1,
+            R[1] * n0 + R[4] * n1 + R[7] * n2 + b[2] * f0 - b[0] * f2,
+            R[2] * n0 + R[5] * n1 + R[8] * n2 + b[0] * f1 - b[1] * f0,
             f0, f1, f2)
 
 
@@ -54,7 +73,7 @@ def rnea_state(m, r, s, q, v, a, t, F, fb, generic, tau):
     for i in range(n1 - 1, 0, -1):
         fi = ld6(s.f, i)
         for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
-            tau[k] = dot6(ld6(r.S, k), fi)
+            put(tau, k, dot6(ld6(r.S, k), fi))
         l = m.body_parent[i]
         if l > 0:
             st6(s.f, l, add6(ld6(s.f, l), xforce_T(ld9(r.E, i), ld3(r.d, i), fi)))
@@ -86,21 +105,52 @@ def nle_one(mb, w, q, v, t, F, h):
 
 @pjit
 def rnea_many(mb, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
-    """A = None-like (0 columns): qdd = 0 (nonlinear effects)."""
+    """A = None-like (0 columns): qdd = 0 (nonlinear effects).  Where the model allows (and the
+    records are not kept per state), states run in groups of LANES (``lanes``); a group with a
+    bad sample runs state by state."""
     B = Q.shape[0]
     nchunk = S.shape[0]
+    grouped = mb[H_LANES] != 0 and not per_state and not generic
+    zero_a = A.shape[1] == 0 and TAU.shape[1] > 0
     for c in prange(nchunk):
         m = model_view(mb)
         s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            a = A[b] if A.shape[1] > 0 or TAU.shape[1] == 0 else s.zv
-            st, j = inputs.check(m, Q[b], V[b], a, 2, T[b])
-            status[b, 0] = st
-            status[b, 1] = j
+        b = c * B // nchunk
+        end = (c + 1) * B // nchunk
+        if grouped:
+            rg, sg = group_views(mb, S[c], mb[H_SCR])
+            while b + LANES <= end:
+                ok = True
+                for b1 in range(b, b + LANES):
+                    st, j = inputs.check(m, Q[b1], V[b1], s.zv if zero_a else A[b1], 2, T[b1])
+                    status[b1, 0] = st
+                    status[b1, 1] = j
+                    ok = ok and st == 0
+                if ok:
+                    to_lanes(sg.lq, Q, b)
+                    to_lanes(sg.lv, V, b)
+                    if not zero_a:
+                        to_lanes(sg.la, A, b)
+                    fb = (b, b + 1, b + 2, b + 3) if F.shape[0] > 1 else (0, 0, 0, 0)
+                    rnea_state(m, rg, sg, sg.lq, sg.lv, sg.zv if zero_a else sg.la, lanes_of(T, b), F, fb, False,
+                               sg.lo)
+                    from_lanes(TAU, b, sg.lo)
+                else:
+                    for b1 in range(b, b + LANES):
+                        if status[b1, 0] == 0:
+                            r = record_view(mb, R[c], 0)
+                            rnea_state(m, r, s, Q[b1], V[b1], s.zv if zero_a else A[b1], T[b1], F,
+                                       b1 if F.shape[0] > 1 else 0, False, TAU[b1])
+                b += LANES
+        for b1 in range(b, end):
+            r = record_view(mb, R[b1] if per_state else R[c], 0)
+            a = s.zv if zero_a else A[b1]
+            st, j = inputs.check(m, Q[b1], V[b1], a, 2, T[b1])
+            status[b1, 0] = st
+            status[b1, 1] = j
             if st != 0:
                 continue
-            rnea_state(m, r, s, Q[b], V[b], a, T[b], F, b if F.shape[0] > 1 else 0, generic, TAU[b])
+            rnea_state(m, r, s, Q[b1], V[b1], a, T[b1], F, b1 if F.shape[0] > 1 else 0, generic, TAU[b1])
 
 
 _NO_FORCE = np.zeros((0, 1, 6))

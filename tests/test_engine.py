@@ -184,6 +184,52 @@ def test_batch_equals_loop_bitwise_whatever_the_thread_count(model):
         numba.set_num_threads(maxth)
 
 
+def _lane_tree():
+    specs = [J.Revolute((0, 0, 1)), J.Spherical("ZYX"), J.Prismatic((1, 0, 0)), J.Spherical("quaternion"),
+             J.Free("quaternion"), J.Universal((1, 0, 0), (0, 1, 0)), J.Fixed(), J.Helical((0, 1, 0), 0.1),
+             J.Spherical("XYX"), J.Revolute((0.6, 0.0, 0.8))]
+    return random_tree(specs, np.random.default_rng(11))
+
+
+def test_batches_of_lane_models_equal_lone_calls_bitwise():
+    """Models whose joints all have lane paths run batches four states at a time (the lanes of
+    one vector register); every state's result and status equal a lone call's, whatever the
+    batch length, the external wrenches and the bad or singular samples among a group."""
+    model = _lane_tree()
+    assert model._mb[layout.H_LANES] == 1
+    B = 39                                       # not a multiple of the group size
+    Q, V, A = _states(model, B, 12)
+    F = np.random.default_rng(13).normal(size=(B, model.nbodies + 1, 6))
+    zyx = model.q_slice(model.joint_index("j2")).start + 1
+    Q[9, zyx] = np.pi / 2                        # gimbal lock in a group
+    Q[14, zyx] = np.pi / 2 - 1e-5                # near it: computed, with a warning
+    Q[21, 0] = np.nan                            # a bad input in a group
+    maxth = numba.config.NUMBA_NUM_THREADS
+    try:
+        for th in sorted({1, maxth}):
+            numba.set_num_threads(th)
+            for f_ext in (None, F):
+                tau, st_r = ej.rnea(model, Q, V, A, f_ext=f_ext, errors="flag")
+                h, st_h = ej.nonlinear_effects(model, Q, V, errors="flag")
+                T = np.where(np.isnan(tau), 0.0, tau)
+                qdd, st_a = ej.aba(model, Q, V, T, f_ext=f_ext, errors="flag")
+                for b in range(B):
+                    fb = None if f_ext is None else F[b]
+                    if b == 21:
+                        assert st_r[b] == st_h[b] == st_a[b] == ej.Status.NONFINITE_INPUT
+                        continue
+                    np.testing.assert_array_equal(tau[b], ej.rnea(model, Q[b], V[b], A[b], f_ext=fb))
+                    np.testing.assert_array_equal(h[b], ej.nonlinear_effects(model, Q[b], V[b]))
+                    one, st1 = ej.aba(model, Q[b:b + 1], V[b:b + 1], T[b:b + 1], f_ext=None if fb is None
+                                      else fb[None], errors="flag")
+                    assert st_a[b] == st1[0]
+                    np.testing.assert_array_equal(qdd[b], one[0])
+                assert st_a[9] == ej.Status.SINGULAR_JOINT and st_a[14] == ej.Status.NEAR_SINGULAR_JOINT
+                assert np.count_nonzero(st_a) == 3 and np.count_nonzero(st_r) == 1
+    finally:
+        numba.set_num_threads(maxth)
+
+
 def test_concurrent_calls_from_python_threads_equal_serial_calls(model):
     Q, V, A = _states(model, 64, 6)
     serial = [ej.rnea(model, Q[b], V[b], A[b]) for b in range(64)]
