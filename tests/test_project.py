@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-
+import ejce_nb as ej
 from ejce_nb import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,13 +74,26 @@ np.savez(sys.argv[1], **out)
 """
 
 
-def _results(tmp_path, name, env):
+_SMALL_SCRIPT = r"""
+import sys, numpy as np, ejce_nb as ej
+from ejce_nb.models import random_tree, random_states
+model = random_tree(7, 11)
+Q, V, A = random_states(model, 23, np.random.default_rng(2))
+np.savez(sys.argv[1], tau=ej.rnea(model, Q, V, A), one=ej.rnea(model, Q[3], V[3], A[3]))
+"""
+
+
+def _results(tmp_path, name, env, script_text=_RESULTS_SCRIPT):
     import os
     script = tmp_path / "results.py"
-    script.write_text(_RESULTS_SCRIPT)
+    script.write_text(script_text)
     path = tmp_path / f"{name}.npz"
+    # the package these tests import (not another installed copy, whose kernels would compile
+    # again under another path of the cache)
+    here = str(Path(ej.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": here + os.pathsep + os.environ.get("PYTHONPATH", ""), **env}
     res = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, **env}, timeout=900)
+                         env=env, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     import numpy as np
     with np.load(path) as f:
@@ -101,7 +114,7 @@ def test_a_corrupted_cache_never_gives_wrong_results(tmp_path):
     import shutil
     import numpy as np
     from ejce_nb import _jit
-    ref = _results(tmp_path, "ref", {})
+    ref = _results(tmp_path, "ref", {}, _SMALL_SCRIPT)
     if not _jit.CACHE:
         return
     cache = tmp_path / "cache"
@@ -115,7 +128,7 @@ def test_a_corrupted_cache_never_gives_wrong_results(tmp_path):
                 open(p, "wb").write(bytes(b ^ 0x5A for b in data[: len(data) // 2 + 1]) + data[len(data) // 2 + 1:])
                 n += 1
     assert n > 0
-    got = _results(tmp_path, "scrambled", {"NUMBA_CACHE_DIR": str(cache)})
+    got = _results(tmp_path, "scrambled", {"NUMBA_CACHE_DIR": str(cache)}, _SMALL_SCRIPT)
     for k in ref:
         np.testing.assert_array_equal(got[k], ref[k], err_msg=k)
 
