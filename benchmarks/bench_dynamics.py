@@ -24,16 +24,16 @@ from ejce_nb.rnea import _NO_FORCE, rnea_state
 
 
 @jit
-def _rnea_loop(mi, mf, w, q, v, a, tau, reps):
-    m, r, s = layout.views(mi, mf, w)
+def _rnea_loop(mb, w, q, v, a, tau, reps):
+    m, r, s = layout.views(mb, w)
     for _ in range(reps):
         r.hdr[layout.REC_POS] = 0.0
         rnea_state(m, r, s, q, v, a, 0.0, _NO_FORCE, 0, False, tau)
 
 
 @jit
-def _aba_loop(mi, mf, w, q, v, tau, qdd, reps):
-    m, r, s = layout.views(mi, mf, w)
+def _aba_loop(mb, w, q, v, tau, qdd, reps):
+    m, r, s = layout.views(mb, w)
     for _ in range(reps):
         r.hdr[layout.REC_POS] = 0.0
         aba_state(m, r, s, q, v, tau, 0.0, _NO_FORCE, 0, False, qdd)
@@ -43,10 +43,10 @@ def kernel_runs(model, q, qd, qdd, tau):
     """``run(k)`` functions (k repetitions) of the compiled rnea and aba kernels on one state."""
     w = engine.one_workspace(model)
     out = np.zeros(model.nv)
-    _rnea_loop(model._mi, model._mf, w, q, qd, qdd, out, 1)
-    _aba_loop(model._mi, model._mf, w, q, qd, tau, out, 1)
-    return {"kernel_rnea": lambda k: _rnea_loop(model._mi, model._mf, w, q, qd, qdd, out, k),
-            "kernel_aba": lambda k: _aba_loop(model._mi, model._mf, w, q, qd, tau, out, k)}
+    _rnea_loop(model._mb, w, q, qd, qdd, out, 1)
+    _aba_loop(model._mb, w, q, qd, tau, out, 1)
+    return {"kernel_rnea": lambda k: _rnea_loop(model._mb, w, q, qd, qdd, out, k),
+            "kernel_aba": lambda k: _aba_loop(model._mb, w, q, qd, tau, out, k)}
 
 
 def alternating(f, a, b):

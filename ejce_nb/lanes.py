@@ -10,6 +10,8 @@ for bit.
 
 Comparisons of lanes are true when they hold in every lane: the algorithms test that all is well
 (``if not pivot > tol: ...``), and a group where some lane is not is computed again state by state.
+So a value-dependent choice between two ways of computing a result (a series near zero, say) has
+no place in a path that runs on lanes: the lanes would all take one way.
 ``lift`` makes a constant a value of the kind of another (numbers stay numbers), ``minimum`` and
 ``maximum`` work lane by lane, ``get``/``put`` read and write a vector's entry (a number, or the
 entry's four lanes from a ``(n, LANES)`` array).
