@@ -149,9 +149,15 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
     if condition:
         res = joint_space_inertia(model, q, t, data, errors)
         M = res[0] if errors == "flag" else res
-        with np.errstate(all="ignore"):
-            cond = np.linalg.cond(M) if M.size else np.ones(M.shape[:-2])
-        cond = np.where(np.isnan(cond), np.inf, cond)
+        # flagged samples (NaN rows) get a NaN condition, the others M's
+        M3 = M.reshape((-1,) + M.shape[-2:])
+        ok = np.isfinite(M3).all(axis=(1, 2))
+        c3 = np.full(M3.shape[0], np.nan)
+        if ok.any():
+            with np.errstate(all="ignore"):
+                c3[ok] = np.linalg.cond(M3[ok]) if M3.shape[-1] else 1.0
+            c3[ok] = np.where(np.isnan(c3[ok]), np.inf, c3[ok])
+        cond = c3.reshape(M.shape[:-2])
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float and crba_one.ready:
@@ -176,7 +182,7 @@ def joint_space_inertia(model, q, t=0.0, data=None, errors="raise", generic=Fals
     if data is not None:
         data._check(model, B)
     M, status, _, _ = _mass(model, q2, t1, B, data, generic)
-    if errors == "flag" and B is not None:
+    if errors == "flag":
         M[status[:, 0] != 0] = np.nan
     return inputs.flag_or_raise(errors, model, status, "mass_matrix", ["q"], [q2], t1, B, inputs.unbatch(B, M))
 

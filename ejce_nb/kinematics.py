@@ -360,19 +360,23 @@ def _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level, generic=
         fk_many(km._mb, R, S, per_state, qk, V, A, t1, level, generic, buf, status)
         engine.release_batch(token)
     res = out if out is not None else Kinematics(buf, () if B is None else (B,), km.nbodies + 1, level)
-    if errors == "flag" and B is not None:
-        _nan_rows(status, res.R, res.p, res.omega, res.v, res.alpha, res.a)
+    if errors == "flag":
+        _nan_rows(status, B is None, res.R, res.p, res.omega, res.v, res.alpha, res.a)
     names = ["q"] + [nm for _, nm in vecs]
     return inputs.flag_or_raise(errors, model, status, "forward_kinematics", names, [q2] + vs, t1, B, res)
 
 
-def _nan_rows(status, *arrays):
-    """Results of the samples a batch could not compute are NaN."""
+def _nan_rows(status, single, *arrays):
+    """Results of the samples a batch could not compute are NaN (those of one state: all of
+    them, when it could not be computed)."""
     bad = status[:, 0] != 0
     if np.any(bad):
         for a in arrays:
             if a is not None:
-                a[bad] = np.nan
+                if single:
+                    a[...] = np.nan
+                else:
+                    a[bad] = np.nan
 
 
 # ---------------------------------------------------------------------------- joint terms
@@ -516,7 +520,7 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
     Rr = buf[o + 18 * n * n1: o + 27 * n * n1].reshape(lead + (n1, 3, 3))
     rr = buf[o + 27 * n * n1:].reshape(lead + (n1, 3))
     if errors == "flag":
-        _nan_rows(status, *((J, Rr, rr) + tuple(fields)) if B is not None else ())
+        _nan_rows(status, B is None, J, Rr, rr, *fields)
     res = JointTerms(J, fields[0], None if qd is None else fields[1], Rr, rr, None if qd is None else fields[2],
                      frame, None if mim is None else mim.Gv)
     return inputs.flag_or_raise(errors, model, status, "joint_terms", ["q"] + [nm for _, nm in vecs],
@@ -609,6 +613,6 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
     out = out.reshape(n, 6, km.nv)
     if mim is not None:
         out = np.ascontiguousarray(out @ mim.Gv)
-    if errors == "flag" and B is not None:
-        _nan_rows(status, out)
+    if errors == "flag":
+        _nan_rows(status, False, out)
     return inputs.flag_or_raise(errors, model, status, "body_jacobian", ["q"], [q2], t1, B, inputs.unbatch(B, out))

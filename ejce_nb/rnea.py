@@ -237,7 +237,7 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
         engine.release_batch(token)
     if mim is not None:
         tau = tau @ mim.Gv
-    if errors == "flag" and B is not None:
+    if errors == "flag":
         tau[status[:, 0] != 0] = np.nan
     return inputs.flag_or_raise(errors, model, status, what, ["q"] + [nm for _, nm in vecs], [q2] + vs,
                                 t1, B, inputs.unbatch(B, tau))

@@ -178,7 +178,12 @@ def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ
         return _ST_TORQUE, DOFJ[bad]
     # flags and levels as run-time values: a literal argument would compile another version of
     # aba_state and of the whole forward sweep under it
-    return aba_state(m, r, s, q, v, s.tq, t, F, fb, s.flags[0] != 0.0, qdd)
+    code, joint = aba_state(m, r, s, q, v, s.tq, t, F, fb, s.flags[0] != 0.0, qdd)
+    if code == inputs.NEAR_SINGULAR:
+        # near a lock the accelerations are computed (large, as the dynamics are there): go on;
+        # at the lock itself the run stops
+        return 0, -1
+    return code, joint
 
 
 @jit

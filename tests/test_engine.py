@@ -274,6 +274,25 @@ def test_flagged_batches_compute_the_good_samples_and_name_the_bad(model):
         ej.rnea(model, Q, V, A, errors="ignore")
 
 
+def test_one_flagged_state_is_nan_where_it_cannot_be_computed(model):
+    q, qd, qdd = (x[0] for x in _states(model, 1, 9))
+    bad = q.copy()
+    bad[0] = np.nan
+    for f, args in ((ej.rnea, (bad, qd, qdd)), (ej.nonlinear_effects, (bad, qd)), (ej.mass_matrix, (bad,)),
+                    (ej.aba, (bad, qd, qdd)), (ej.body_jacobian, (bad, 3))):
+        out, code = f(model, *args, errors="flag")
+        assert code == ej.Status.NONFINITE_INPUT and np.all(np.isnan(out)), f.__name__
+    kin, code = ej.forward_kinematics(model, bad, qd, qdd, errors="flag")
+    assert code == ej.Status.NONFINITE_INPUT and np.all(np.isnan(kin.R)) and np.all(np.isnan(kin.a))
+    jt, code = ej.joint_terms(model, bad, qd, errors="flag")
+    assert code == ej.Status.NONFINITE_INPUT and np.all(np.isnan(jt.J)) and np.all(np.isnan(jt.bias))
+    # the condition number of a flagged batch: NaN for the bad sample, the others computed
+    Q = np.array([q, bad, q])
+    M, cond, st = ej.mass_matrix(model, Q, condition=True, errors="flag")
+    assert list(st) == [0, ej.Status.NONFINITE_INPUT, 0] and np.isnan(cond[1])
+    assert cond[0] == cond[2] == pytest.approx(np.linalg.cond(ej.mass_matrix(model, q)))
+
+
 def test_flagged_singular_samples(model):
     """Gimbal lock of the Z-Y-X joint in one sample: aba flags it, the others are computed."""
     Q, V, A = _states(model, 4, 8)

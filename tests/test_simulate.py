@@ -341,6 +341,18 @@ def test_gimbal_lock_stops_with_the_time_the_joint_and_the_finished_part():
     np.testing.assert_array_equal(err.value.partial.status, status)
 
 
+def test_a_run_passing_near_a_gimbal_lock_goes_on():
+    """Within 1e-4 rad of the lock aba computes (with a warning for one call): a run goes on,
+    its accelerations those of the dynamics there, its energy kept."""
+    rng = np.random.default_rng(7)
+    model = random_tree([ej.joints.Spherical("ZYX")], rng, gravity=(0.0, 0.0, 0.0))
+    q0 = np.array([0.0, np.pi / 2 - 5e-5, 0.0])
+    qd0 = np.array([0.0, 1e-3, 0.0])
+    traj = ej.simulate(model, q0, qd0, 0.01, 1e-3)
+    assert traj.t[-1] == pytest.approx(0.01) and np.all(np.isfinite(traj.q))
+    assert traj.energy_drift() < 1e-6
+
+
 def test_energy_blow_up_nan_and_bad_control_output_stop_the_run():
     b = ej.ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_body("slider", joint=ej.joints.Prismatic((1.0, 0.0, 0.0)), mass=1.0, inertia=np.eye(3) * 0.1,
