@@ -283,7 +283,7 @@ def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
                     to_lanes(sg.lq, Q, b)
                     to_lanes(sg.lv, V, b)
                     to_lanes(sg.la, TAU, b)
-                    fb = (b, b + 1, b + 2, b + 3) if F.shape[0] > 1 else (0, 0, 0, 0)
+                    fb = (b, 1) if F.shape[0] > 1 else (0, 0)
                     st, j = aba_state(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), F, fb, False, sg.lo)
                     if st == 0:
                         from_lanes(QDD, b, sg.lo)

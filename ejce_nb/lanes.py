@@ -332,16 +332,23 @@ def _extract(typingctx, x, s):
 
 
 @intrinsic
-def gather(typingctx, a0, a1, a2, a3):
-    """Lanes from four numbers."""
+def gather(typingctx, arr, off, stride):
+    """Lanes of the entries off, off + stride, ... of a C-contiguous array (flat indices)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C"):
+        return None
+
     def codegen(context, builder, sig, args):
+        a = make_array(sig.args[0])(context, builder, args[0])
+        o = context.cast(builder, args[1], sig.args[1], types.intp)
+        st = context.cast(builder, args[2], sig.args[2], types.intp)
         v = ir.Constant(_VEC, ir.Undefined)
         for k in range(LANES):
-            v = builder.insert_element(v, context.cast(builder, args[k], sig.args[k], types.float64),
-                                       ir.Constant(_I32, k))
+            idx = builder.add(o, builder.mul(st, ir.Constant(o.type, k)))
+            x = builder.load(cgutils.gep(builder, a.data, idx))
+            v = builder.insert_element(v, x, ir.Constant(_I32, k))
         return v
 
-    return lanes_type(a0, a1, a2, a3), codegen
+    return lanes_type(arr, off, stride), codegen
 
 
 @overload(lane)
@@ -402,4 +409,4 @@ def from_lanes(Y, b, src):
 @jit
 def lanes_of(T, b):
     """Entries b .. b + LANES - 1 of the vector T as lanes."""
-    return gather(T[b], T[b + 1], T[b + 2], T[b + 3])
+    return gather(T, b, 1)

@@ -28,14 +28,14 @@ from .spatial import (add6, crf, dot6, inertia_mul, ld3, ld6, ld9, st6, sub6, xf
 
 def fext(F, fb, i, k):
     """Entry k of the wrench on body i of sample fb: a number, or the group's lanes when fb is
-    the group's samples (a tuple of LANES)."""
+    (first sample, step): samples fb[0], fb[0] + fb[1], ... (step 0: one wrench for all)."""
     return F[fb, i, k]
 
 
 @overload(fext)
 def _fext(F, fb, i, k):
     if isinstance(fb, types.UniTuple):
-        return lambda F, fb, i, k: gather(F[fb[0], i, k], F[fb[1], i, k], F[fb[2], i, k], F[fb[3], i, k])
+        return lambda F, fb, i, k: gather(F, (fb[0] * F.shape[1] + i) * 6 + k, fb[1] * F.shape[1] * 6)
     return lambda F, fb, i, k: F[fb, i, k]
 
 
@@ -131,7 +131,7 @@ def rnea_many(mb, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
                     to_lanes(sg.lv, V, b)
                     if not zero_a:
                         to_lanes(sg.la, A, b)
-                    fb = (b, b + 1, b + 2, b + 3) if F.shape[0] > 1 else (0, 0, 0, 0)
+                    fb = (b, 1) if F.shape[0] > 1 else (0, 0)
                     rnea_state(m, rg, sg, sg.lq, sg.lv, sg.zv if zero_a else sg.la, lanes_of(T, b), F, fb, False,
                                sg.lo)
                     from_lanes(TAU, b, sg.lo)
