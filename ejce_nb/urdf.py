@@ -254,8 +254,9 @@ def _root_spec(floating_base):
                      f"or 'ZYX', or a joint spec; got {floating_base!r}")
 
 
-def load_urdf(path_or_string, floating_base=None, mimic=True, strict=False, balance_inertia=False):
-    """Load a URDF file (or URDF text) as an ``ej.Model``.
+def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inertia=False):
+    """Load a URDF file (``path``; URDF text, a string starting with ``<``, is also taken) as an
+    ``ej.Model``.
 
     floating_base: None fixes the root link to the world; ``"quaternion"`` or any other
     ``Spherical`` parameterisation (``"ZYX"``, ``"rotvec"``, ...) attaches it by a ``Free`` joint
@@ -277,7 +278,7 @@ def load_urdf(path_or_string, floating_base=None, mimic=True, strict=False, bala
         raise ModelError("load_urdf: strict=True refuses inconsistent inertias and balance_inertia=True "
                          "repairs them; give one or the other")
     root_spec = _root_spec(floating_base)
-    text, source = _read(path_or_string)
+    text, source = _read(path)
     policy = "raise" if strict else "balance" if balance_inertia else "keep"
     try:
         model, reports = _load(text, root_spec, floating_base is not None, bool(mimic), policy)

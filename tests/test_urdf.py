@@ -1135,3 +1135,8 @@ def test_example_robot_data_against_pinocchio(rel):
         for seed in range(2):
             compare_dynamics_with_pinocchio(mf, pmf, seed, tol=1e-13)
             compare_aba_with_pinocchio(mf, pmf, seed, tol=1e-10)
+
+
+def test_load_urdf_takes_its_path_by_keyword():
+    path = models.shipped_path("arm7.urdf")
+    assert_same_model(load_urdf(path=path), load_urdf(path))
