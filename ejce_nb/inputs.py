@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ._jit import jit
+from .lanes import gather
 from .errors import BAD_SHAPE, NearSingularWarning, SingularJointError, Status
 
 ANY = "any"
@@ -64,6 +65,39 @@ def check(m, q, v, a, level, t):
             if not abs(n - 1.0) <= QUAT_TOL:
                 return QUAT_NOT_UNIT, i
     return OK, -1
+
+
+@jit
+def group_ok(m, Q, V, A, level, T, b):
+    """Whether ``check`` accepts each of the LANES states b, b + 1, ... of a batch, tested on
+    lanes (each entry times 0 is 0 only when finite; the quaternion norms as ``check`` computes
+    them); False: some state may not pass, to be checked one by one."""
+    n1 = m.body_parent.shape[0]
+    nq = m.jnt_qadr[n1 - 1] + m.jnt_nq[n1 - 1]
+    nv = m.jnt_dofadr[n1 - 1] + m.jnt_nv[n1 - 1]
+    if Q.shape[1] != nq or (level >= 1 and V.shape[1] != nv) or (level >= 2 and A.shape[1] != nv):
+        return False
+    z = gather(T, b, 1) * 0.0
+    for k in range(nq):
+        z = z + gather(Q, b * nq + k, nq) * 0.0
+    for k in range(nv if level >= 1 else 0):
+        z = z + gather(V, b * nv + k, nv) * 0.0
+    for k in range(nv if level >= 2 else 0):
+        z = z + gather(A, b * nv + k, nv) * 0.0
+    if not z == 0.0:
+        return False
+    for i in range(1, n1):
+        o = m.jnt_quat[i]
+        if o >= 0:
+            s = b * nq + m.jnt_qadr[i] + o
+            w = gather(Q, s, nq)
+            x = gather(Q, s + 1, nq)
+            y = gather(Q, s + 2, nq)
+            u = gather(Q, s + 3, nq)
+            d = np.sqrt(w * w + x * x + y * y + u * u) - 1.0
+            if not (d <= QUAT_TOL and d >= -QUAT_TOL):
+                return False
+    return True
 
 
 @jit

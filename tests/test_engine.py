@@ -204,6 +204,9 @@ def test_batches_of_lane_models_equal_lone_calls_bitwise():
     Q[9, zyx] = np.pi / 2                        # gimbal lock in a group
     Q[14, zyx] = np.pi / 2 - 1e-5                # near it: computed, with a warning
     Q[21, 0] = np.nan                            # a bad input in a group
+    qs = model.q_slice(model.joint_index("j4"))  # the spherical quaternion joint
+    Q[26, qs] *= 3.0                             # far from unit: refused
+    Q[30, qs] *= 1.0 + 5e-4                      # within tolerance: used normalised
     maxth = numba.config.NUMBA_NUM_THREADS
     try:
         for th in sorted({1, maxth}):
@@ -218,6 +221,9 @@ def test_batches_of_lane_models_equal_lone_calls_bitwise():
                     if b == 21:
                         assert st_r[b] == st_h[b] == st_a[b] == ej.Status.NONFINITE_INPUT
                         continue
+                    if b == 26:
+                        assert st_r[b] == st_h[b] == st_a[b] == ej.Status.QUATERNION_NOT_UNIT
+                        continue
                     np.testing.assert_array_equal(tau[b], ej.rnea(model, Q[b], V[b], A[b], f_ext=fb))
                     np.testing.assert_array_equal(h[b], ej.nonlinear_effects(model, Q[b], V[b]))
                     one, st1 = ej.aba(model, Q[b:b + 1], V[b:b + 1], T[b:b + 1], f_ext=None if fb is None
@@ -225,7 +231,7 @@ def test_batches_of_lane_models_equal_lone_calls_bitwise():
                     assert st_a[b] == st1[0]
                     np.testing.assert_array_equal(qdd[b], one[0])
                 assert st_a[9] == ej.Status.SINGULAR_JOINT and st_a[14] == ej.Status.NEAR_SINGULAR_JOINT
-                assert np.count_nonzero(st_a) == 3 and np.count_nonzero(st_r) == 1
+                assert np.count_nonzero(st_a) == 4 and np.count_nonzero(st_r) == 2
     finally:
         numba.set_num_threads(maxth)
 
