@@ -273,18 +273,7 @@ def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
         if grouped:
             rg, sg = group_views(mb, S[c], mb[H_SCR])
             while b + LANES <= end:
-                ok = inputs.group_ok(m, Q, V, TAU, 2, T, b)
-                if ok:
-                    for b1 in range(b, b + LANES):
-                        status[b1, 0] = 0
-                        status[b1, 1] = -1
-                else:
-                    ok = True
-                    for b1 in range(b, b + LANES):
-                        st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
-                        status[b1, 0] = st
-                        status[b1, 1] = j
-                        ok = ok and st == 0
+                ok = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status)
                 if ok:
                     to_lanes(sg.lq, Q, b)
                     to_lanes(sg.lv, V, b)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ._jit import jit
-from .lanes import gather
+from .lanes import LANES, gather
 from .errors import BAD_SHAPE, NearSingularWarning, SingularJointError, Status
 
 ANY = "any"
@@ -98,6 +98,25 @@ def group_ok(m, Q, V, A, level, T, b):
             if not (d <= QUAT_TOL and d >= -QUAT_TOL):
                 return False
     return True
+
+
+@jit
+def check_group(m, Q, V, A, zero_a, zv, T, b, status):
+    """The status of each of the LANES states b, b + 1, ... of a batch into ``status``: at once
+    where ``group_ok`` accepts the group, else state by state (``check``); whether all are OK.
+    ``zero_a``: no accelerations or forces are given (A has no columns), the states take zv."""
+    if group_ok(m, Q, V, A, 1 if zero_a else 2, T, b):
+        for b1 in range(b, b + LANES):
+            status[b1, 0] = OK
+            status[b1, 1] = -1
+        return True
+    ok = True
+    for b1 in range(b, b + LANES):
+        st, j = check(m, Q[b1], V[b1], zv if zero_a else A[b1], 2, T[b1])
+        status[b1, 0] = st
+        status[b1, 1] = j
+        ok = ok and st == OK
+    return ok
 
 
 @jit

@@ -120,19 +120,7 @@ def rnea_many(mb, R, S, per_state, Q, V, A, T, F, generic, TAU, status):
         if grouped:
             rg, sg = group_views(mb, S[c], mb[H_SCR])
             while b + LANES <= end:
-                ok = inputs.group_ok(m, Q, V, A, 1 if zero_a else 2, T, b)
-                if ok:
-                    for b1 in range(b, b + LANES):
-                        status[b1, 0] = 0
-                        status[b1, 1] = -1
-                else:
-                    ok = True
-                    for b1 in range(b, b + LANES):
-                        st, j = inputs.check(m, Q[b1], V[b1], s.zv if zero_a else A[b1], 2, T[b1])
-                        status[b1, 0] = st
-                        status[b1, 1] = j
-                        ok = ok and st == 0
-                if ok:
+                if inputs.check_group(m, Q, V, A, zero_a, s.zv, T, b, status):
                     to_lanes(sg.lq, Q, b)
                     to_lanes(sg.lv, V, b)
                     if not zero_a:

@@ -82,7 +82,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import _source_hash, jit, pjit
 from .errors import ModelError, Status
 
 FORMAT = "ejce_nb.sweep"
@@ -1245,18 +1245,9 @@ def _canonical(obj):
 
 @functools.lru_cache(maxsize=1)
 def _package_hash():
-    """Hash of this package's sources: a Dask worker must run the same code as its client."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256()
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
-        for f in sorted(files):
-            if f.endswith(".py"):
-                p = os.path.join(dirpath, f)
-                h.update(os.path.relpath(p, root).encode())
-                with open(p, "rb") as fh:
-                    h.update(fh.read())
-    return h.hexdigest()[:16]
+    """Hash of this package's sources (the kernel cache's key): a Dask worker must run the same
+    code as its client."""
+    return _source_hash()
 
 
 @functools.lru_cache(maxsize=1)
