@@ -29,7 +29,7 @@ from .kinematics import forward
 from .lanes import LANES, from_lanes, get, lanes_of, load_row, minimum, put, store_row, to_lanes, zero_of
 from .layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 from .rnea import _ND, _NO_FORCE, wrench_in_C
-from .spatial import (ZERO6, add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
+from .spatial import (add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
                       st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
 
 # A pivot of D = S^T I^A S at or below this fraction of the subtree's inertia scale means the
