@@ -5,10 +5,13 @@ on threads or on a Dask cluster, resumable after any interruption and bitwise re
     result = ej.sweep(model, 1_000_000, ["rnea", "aba"], "arm.sweep")
     tau = np.asarray(result["rnea"])            # (n, nv); result["q"], result["qd"], ...
 
-Storage.  ``out`` is a zarr (format 3) group written with the zarr library: one array per input
+Storage.  ``out`` is a zarr (format 3) group created with the zarr library: one array per input
 and per output and the array ``status``, chunked along the sample axis with one store chunk per
 sweep chunk, raw little-endian values (random inputs and dynamics outputs do not compress, and a
 compressor would cost more than the kernels).  zarr, Dask and xarray read it like any zarr group.
+Chunk files are written here, those bytes as zarr lays them out (an edge chunk padded to the full
+chunk), by ``O_DIRECT`` where the file system takes it: the page cache's pages cost more CPU to
+fill than the kernels take to compute their contents.
 zarr and tqdm are the ``sweep`` extra (``pip install "ejce_nb[sweep]"``), imported only when a
 sweep runs or is opened.  The bookkeeping is zarr too: the group ``.sweep`` with the array
 ``done`` (one byte per chunk) and the recorded failures in its attributes.
@@ -21,16 +24,17 @@ sample's fault (a sampler that raises or returns the wrong shape, an invalid per
 disk error) stops the sweep with ``SweepError``.
 
 Seeding.  Every random number belongs to one sample.  Each input has its own stream, numpy's
-``np.random.Philox`` under the key ``np.random.SeedSequence(seed, spawn_key=(input, draw))``
-gives; an input drawing k numbers per sample takes sample i's from the stream's 64-bit words
-[i k, (i + 1) k), which a generator reaches with ``Philox.advance`` (it counts blocks of four
-words) and a few discarded words.  Uniforms are numpy's ``Generator.random`` of those words (one
-word each); normals are Box-Muller pairs of them, a fixed two words per pair, so that a sample's
-position in its stream does not depend on the values drawn before it (numpy's ziggurat consumes a
-variable number).  Nothing depends on the chunk a sample falls in, on the thread that draws it or
-on the worker that runs it, and the batch kernels compute each state on its own, so inputs and
-outputs are bitwise the same whatever ``chunk_size``, thread count or number of Dask workers, on
-machines with the same numerical libraries (Box-Muller and the rotation samplers use libm).
+``np.random.Philox`` (Philox4x64-10) under the key ``np.random.SeedSequence(seed, spawn_key=(input,
+draw))`` gives; an input drawing k numbers per sample takes sample i's from the stream's 64-bit
+words [i k, (i + 1) k).  The words are computed in compiled code beside the kernels
+(``ejce_nb.streams``), bit for bit those of numpy's generator, and any word is reached without the
+ones before it.  Uniforms are numpy's ``Generator.random`` of those words (one word each); normals
+take one word each too, by a 256-layer ziggurat whose rare rejections continue on words outside
+the main stream, so that a sample's position in its stream does not depend on the values drawn
+before it.  Nothing depends on the chunk a sample falls in, on the thread that draws it or on the
+worker that runs it, and the batch kernels compute each state on its own, so inputs and outputs
+are bitwise the same whatever ``chunk_size``, thread count or number of Dask workers, on machines
+with the same numerical libraries (the ziggurat's tail and the rotation samplers use libm).
 
 Inputs that are pure functions of (seed, index), those of ``ej.Uniform``, ``ej.Normal`` and
 ``ej.Tolerances``, need not be stored (``store_inputs=False``): ``result[name]`` draws them again
@@ -38,7 +42,7 @@ when read, the same bits.  The store keeps a digest of this machine's libm on a 
 reading regenerated inputs (or computing them on a Dask worker) where the digest differs is
 refused rather than answered with other bits.
 
-Atomicity and resume.  zarr writes each chunk file under a temporary name and renames it into
+Atomicity and resume.  Each chunk file is written under a temporary name and renamed into
 place; once a chunk's files are written and flushed to disk, its byte of ``.sweep/done`` (its
 marker) is written: a chunk counts as finished only when that marker exists (and, for a resumed
 sweep, all its files), so a sweep killed at any moment (Ctrl-C, SIGKILL) leaves finished chunks
@@ -78,15 +82,15 @@ import time
 import uuid
 import zlib
 
-import numba
 import numpy as np
 from numba import prange
 
+from . import streams
 from ._jit import _source_hash, jit, pjit
 from .errors import ModelError, Status
 
 FORMAT = "ejce_nb.sweep"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 INSTALL = 'pip install "ejce_nb[sweep]"'
 
 # quantity -> (inputs it needs besides q and t, description)
@@ -148,31 +152,6 @@ def _zarr():
 
 
 # ============================================================================ random streams
-# rows drawn per task: a block's uniforms stay in the cache between the generator and Box-Muller
-_BLOCK = 8192
-_POOLS = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _in_blocks(fill, m):
-    """fill(a, b) for the row blocks [a, b) of m rows, on as many threads as Numba uses here.
-
-    Every row is a function of its sample alone, so the split changes no bit; numpy's generators
-    and the compiled transforms release the GIL, so the blocks run in parallel."""
-    bounds = [(a, min(m, a + _BLOCK)) for a in range(0, m, _BLOCK)]
-    threads = min(numba.get_num_threads(), len(bounds))
-    if threads <= 1:
-        for a, b in bounds:
-            fill(a, b)
-        return
-    with _POOLS_LOCK:
-        pool = _POOLS.get(threads)
-        if pool is None:
-            pool = _POOLS[threads] = concurrent.futures.ThreadPoolExecutor(threads, "ejce_nb-draw")
-    for f in [pool.submit(fill, a, b) for a, b in bounds]:
-        f.result()
-
-
 def _stream_code(name):
     return zlib.crc32(name.encode("utf-8"))
 
@@ -184,89 +163,32 @@ def _key(entropy, stream, call):
     return tuple(int(x) for x in ss.generate_state(2, np.uint64))
 
 
-def _generator(key, word):
-    """A numpy Generator on the Philox stream of ``key`` whose next 64-bit word is number ``word``."""
-    bits = np.random.Philox(key=np.array(key, dtype=np.uint64))
-    # advance counts Philox blocks of four words and drops the buffered rest of the current block
-    bits.advance(word // 4)
-    if word % 4:
-        bits.random_raw(word % 4)
-    return np.random.Generator(bits)
+def _rows(fill, key, first, out):
+    """fill(k0, k1, first, rows) on out viewed as (m, k) rows, through a C-ordered copy when out
+    is not one."""
+    m = out.shape[0]
+    if out.size == 0:
+        return
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    rows = out.reshape(m, -1) if out.flags.c_contiguous and out.dtype == np.float64 else None
+    if rows is None:
+        rows = np.empty((m, out.size // m))
+        fill(k0, k1, first, rows)
+        out[...] = rows.reshape(out.shape)
+    else:
+        fill(k0, k1, first, rows)
 
 
 def _uniform_rows(key, first, out):
-    """out[i, j] = numpy's double (Generator.random) of word (first + i) k + j of the stream of
-    ``key``, k = out.shape[1]: row i is sample first + i's k words."""
-    m, k = out.shape
-
-    def fill(a, b):
-        _generator(key, (first + a) * k).random(out=out[a:b])
-    if out.size:
-        _in_blocks(fill, m)
-
-
-_scratch = threading.local()
-
-
-def _drawn_rows(key, first, m, width, use):
-    """use(a, b, u) for the row blocks [a, b) of m samples, u (b - a, width) the uniforms of
-    samples first + a .. first + b - 1 (as ``_uniform_rows`` draws them) in a scratch array of
-    the thread, reused from block to block (a fresh one would be page-faulted in every time)."""
-    def fill(a, b):
-        need = (b - a) * width
-        buf = getattr(_scratch, "u", None)
-        if buf is None or buf.size < need:
-            buf = _scratch.u = np.empty(max(need, 8 * _BLOCK))
-        u = buf[:need].reshape(b - a, width)
-        _generator(key, (first + a) * width).random(out=u)
-        use(a, b, u)
-    if m and width:
-        _in_blocks(fill, m)
-
-
-_QUARTER_PI = math.pi / 4
-
-
-@jit(inline="always")
-def _unit_circle(u):
-    """(cos 2 pi u, sin 2 pi u) for u in [0, 1).  The octant k of u and the position f in it are
-    exact (8 u is), so the angle is reduced without rounding to [0, pi/4], where libm's sine is
-    fast and the cosine sqrt(1 - s^2) is accurate to an ulp (s^2 <= 1/2); the octant's symmetry
-    gives the rest, by selections and exact sign flips rather than branches (random octants
-    would mispredict them).  Twice as fast as a cosine and a sine of 2 pi u."""
-    v = 8.0 * u
-    k = np.int64(v)
-    f = v - k
-    odd = k & 1
-    s = math.sin(_QUARTER_PI * ((1.0 - f) if odd else f))
-    c = math.sqrt(1.0 - s * s)
-    j = k >> 1                               # quarter turns
-    swap = (odd ^ j) & 1
-    x = s if swap else c
-    y = c if swap else s
-    return (1.0 - 2.0 * (((j + 1) >> 1) & 1)) * x, (1.0 - 2.0 * (j >> 1)) * y
-
-
-@jit
-def _box_muller(U, Z):
-    """Z[i, j], Z[i, j + 1] = the Box-Muller pair of U[i, j], U[i, j + 1] (U has Z's columns
-    rounded up to even)."""
-    m, k = Z.shape
-    for i in range(m):
-        for j in range(0, k, 2):
-            # 1 - u is exact for numpy's doubles (multiples of 2**-53 in [0, 1)) and never 0
-            r = math.sqrt(-2.0 * math.log(1.0 - U[i, j]))
-            c, s = _unit_circle(U[i, j + 1])
-            Z[i, j] = r * c
-            if j + 1 < k:
-                Z[i, j + 1] = r * s
+    """out[i, j] = numpy's double (Generator.random) of word (first + i) k + j of the Philox
+    stream of ``key``, k = out.shape[1]: row i is sample first + i's k words."""
+    _rows(streams.uniform_rows, key, first, out)
 
 
 def _normal_rows(key, first, out):
-    """out[i] = standard normals of sample first + i: Box-Muller pairs of its 2 ceil(k / 2) words
-    of the stream of ``key`` (k = out.shape[1])."""
-    m, k = out.shape
-    _drawn_rows(key, first, m, k + (k & 1), lambda a, b, u: _box_muller(u, out[a:b]))
+    """out[i] = standard normals of sample first + i: the ziggurat normals of its k words of the
+    stream of ``key`` (k = out.shape[1]), one word each."""
+    _rows(streams.normal_rows, key, first, out)
 
 
 class StreamRNG:
@@ -766,8 +688,10 @@ class _ConfigUniform(_Source):
         q = buf("out", (m,) + self.shape)
         if len(self.col) < self.shape[0]:
             q[...] = 0.0
-        _drawn_rows(_key(entropy, name, 0), first, m, len(self.col), lambda a, b, u: _intervals(
-            u, self.col, self.off, self.cnt, self.starts, self.cums, self.totals, q[a:b]))
+        if len(self.col):
+            u = buf("u", (m, len(self.col)))
+            _uniform_rows(_key(entropy, name, 0), first, u)
+            _intervals(u, self.col, self.off, self.cnt, self.starts, self.cums, self.totals, q)
         if len(self.rotations):
             z = buf("z", (m, 4 * len(self.rotations)))
             _normal_rows(_key(entropy, name, 1), first, z)
@@ -778,11 +702,11 @@ class _ConfigUniform(_Source):
         return self._description
 
 
-@jit
+@pjit
 def _intervals(U, col, off, cnt, starts, cums, totals, Q):
     """Q[i, col[c]] = U[i, c] mapped uniformly onto the union of the intervals of coordinate c:
     starts[off[c]:off[c] + cnt[c]], with cumulative lengths cums there and total totals[c]."""
-    for i in range(U.shape[0]):
+    for i in prange(U.shape[0]):
         for c in range(col.shape[0]):
             x = U[i, c] * totals[c]
             o = off[c]
@@ -1192,7 +1116,7 @@ _FINGERPRINT = "ejce_nb.sweep.fingerprint"
 _NUMERICS = "ejce_nb.sweep.numerics"
 # the root's only attribute while a store is being created: a directory holding it is ours
 _CREATING = "ejce_nb.sweep.creating"
-# zarr writes each file under a name with this suffix and renames it into place
+# chunk files are written under a name with this suffix and renamed into place (as zarr does)
 _PARTIAL = ".partial"
 _SYNC = getattr(os, "fdatasync", os.fsync)
 
@@ -1214,18 +1138,91 @@ def _array_paths(names):
     return paths
 
 
-def _flush(path):
-    """Wait until a chunk file is on the disk, so that the marker written after it never outlives
-    it (a power cut included), and drop its cached pages: a sweep writes each byte once, and
-    growing the page cache costs more than the disk (the wait is I/O, off the CPU, on the writer
-    thread)."""
-    fd = os.open(path, os.O_RDONLY)
+def _bare_bytes(arr):
+    """Whether zarr keeps arr's chunks as their bare little-endian C-ordered bytes (the layout of
+    the arrays a sweep creates: no filters, no compressor, one bytes codec)."""
+    codecs = arr.metadata.codecs
+    if len(codecs) != 1 or type(codecs[0]).__name__ != "BytesCodec" or arr.order != "C":
+        return False
+    endian = getattr(codecs[0].endian, "value", codecs[0].endian)
+    return endian == "little" or (endian is None and np.dtype(arr.dtype).itemsize == 1)
+
+
+# O_DIRECT writes go from the array to the disk without the page cache, whose pages cost more CPU
+# to fill than the kernels take to compute them; they need this alignment of memory, offset and size
+_ALIGN = 4096
+_DIRECT = getattr(os, "O_DIRECT", 0)
+_staging = threading.local()
+
+
+def _aligned_empty(shape, dtype=np.float64):
+    """An empty C-ordered array whose data starts on an _ALIGN boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
+    at = -raw.ctypes.data % _ALIGN
+    return raw[at:at + nbytes].view(dtype).reshape(shape)
+
+
+def _chunk_bytes(data, rows, fill, aligned):
+    """The bytes of a chunk file: data's rows then fill up to ``rows`` rows; in _ALIGN-aligned
+    memory when ``aligned`` (a copy into this thread's staging buffer where data is not)."""
+    row_bytes = data.nbytes // data.shape[0]
+    total = rows * row_bytes
+    if data.shape[0] == rows and (not aligned or data.ctypes.data % _ALIGN == 0):
+        return memoryview(data.reshape(-1)).cast("B")
+    buf = getattr(_staging, "buf", None)
+    if buf is None or buf.size < total:
+        buf = _staging.buf = _aligned_empty((total,), np.uint8)
+    out = buf[:total]
+    out[:data.nbytes] = data.reshape(-1).view(np.uint8)
+    if data.shape[0] < rows:
+        out[data.nbytes:] = np.full((rows - data.shape[0],) + data.shape[1:], fill, data.dtype).reshape(-1).view(np.uint8)
+    return memoryview(out)
+
+
+def _pwrite_all(fd, view, offset):
+    while view.nbytes:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
+def _write_chunk(path, a, dtype, rows, fill):
+    """One chunk file of ``rows`` samples (an edge chunk padded with ``fill``, as zarr stores it)
+    written under a temporary name and on the disk (flushed, so that the marker written after it
+    never outlives it, a power cut included) before it is renamed into place.  The whole 4 KiB
+    blocks go by O_DIRECT where the file system takes it, the rest through the page cache, whose
+    pages are then dropped: a sweep writes each byte once.  The disk wait is I/O on the writer
+    thread, off the CPU."""
+    data = np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<"))
+    view = _chunk_bytes(data, rows, fill, aligned=bool(_DIRECT))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{uuid.uuid4().hex}{_PARTIAL}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        head = view.nbytes // _ALIGN * _ALIGN if _DIRECT else 0
+        if head:
+            try:
+                dfd = os.open(tmp, os.O_WRONLY | _DIRECT)
+            except OSError:             # a file system without O_DIRECT (tmpfs, some network ones)
+                head = 0
+            else:
+                try:
+                    _pwrite_all(dfd, view[:head], 0)
+                except OSError:
+                    head = 0
+                finally:
+                    os.close(dfd)
+        _pwrite_all(fd, view[head:], head)
         _SYNC(fd)
         if hasattr(os, "posix_fadvise"):
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
+    except BaseException:
         os.close(fd)
+        os.remove(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
 
 
 def _remove_partials(path):
@@ -1253,7 +1250,7 @@ def _package_hash():
 @functools.lru_cache(maxsize=1)
 def _numerics():
     """Digest of a fixed draw through every transform of the samplers that calls libm
-    (Box-Muller's log and sine, the rotations' atan2, the quaternion perturbation's sine and
+    (the ziggurat's tail and wedges, the rotations' atan2, the quaternion perturbation's sine and
     cosine, the tolerances' exp).  numpy's uniforms and IEEE arithmetic are the same on every
     machine; these functions need not be, and two machines with the same digest draw the same
     bits."""
@@ -1369,7 +1366,8 @@ class _Plan:
             a = pool.get(tag)
             rows = max(shape[0], self.chunk_size) if shape else 0
             if a is None or a.shape[1:] != tuple(shape[1:]) or a.shape[0] < shape[0]:
-                a = pool[tag] = np.empty((rows,) + tuple(shape[1:]))
+                # aligned, so that chunk files are written from it directly
+                a = pool[tag] = _aligned_empty((rows,) + tuple(shape[1:]))
             return a[:shape[0]]
         return buf
 
@@ -1396,10 +1394,11 @@ class _Plan:
         return first, min(self.n, first + self.chunk_size)
 
     # -- one chunk
-    def compute(self, k, slot=0):
+    def compute(self, k, slot=0, inputs_drawn=None):
         """The arrays chunk k writes: {array name: (m, ...)}, the status included; raises
         _ChunkFailure.  The inputs live in the scratch arrays of ``slot`` until that slot computes
-        again."""
+        again.  ``inputs_drawn({name: array})``, when given, receives the stored inputs as soon as
+        they are drawn, before the kernels run."""
         first, stop = self.rows(k)
         m = stop - first
         x = {}
@@ -1411,6 +1410,8 @@ class _Plan:
             except Exception as e:
                 raise _ChunkFailure(k, first, stop, f"drawing {name} failed: {type(e).__name__}: {e}") from e
         stored = {name: a for name, a in x.items() if name not in self.regenerated}
+        if inputs_drawn is not None and stored:
+            inputs_drawn(dict(stored))
         x.setdefault("t", self.t)
         status = np.zeros(m, dtype=np.int8)
         out = {}
@@ -1451,8 +1452,12 @@ class _Plan:
                     g = _zarr().open_group(self.path, mode="r+")
                     # a chunk of fill values is written too: a missing file means an unfinished chunk
                     full = {"write_empty_chunks": True}
-                    self._store_arrays = ({nm: g[self.paths[nm]].with_config(full) for nm in self.written},
-                                          g[".sweep/done"])
+                    arrays = {nm: g[self.paths[nm]].with_config(full) for nm in self.written}
+                    for nm, a in arrays.items():
+                        if not _bare_bytes(a):
+                            raise ValueError(f"{self.path}: the array {nm!r} is not stored as bare bytes "
+                                             f"(codecs {a.metadata.codecs}); a sweep creates its arrays so")
+                    self._store_arrays = (arrays, g[".sweep/done"])
         return self._store_arrays
 
     def chunk_file(self, name, k):
@@ -1460,33 +1465,38 @@ class _Plan:
         key = a.metadata.encode_chunk_key((k,) + (0,) * (a.ndim - 1))
         return os.path.join(self.path, self.paths[name], *key.split("/"))
 
-    def write(self, k, arrays):
-        """Chunk k's files, each flushed to disk, then its marker."""
-        first, stop = self.rows(k)
-        z, done = self._store()
-        for name, a in arrays.items():
-            path = self.chunk_file(name, k)
-            # zarr reads an edge chunk's file before writing it: not one left by an interrupted run
-            try:
-                os.remove(path)
-            except FileNotFoundError:
-                pass
-            z[name][first:stop] = a
-            _flush(path)
-        # a lost marker only costs recomputing the chunk: it need not wait for the disk
-        done[k] = 1
-
-    def run_chunk(self, k):
-        arrays = self.compute(k)
-        self.write_checked(k, arrays)
-        return len(arrays[STATUS]), int(np.count_nonzero(arrays[STATUS]))
-
-    def write_checked(self, k, arrays):
+    def write_files(self, k, arrays):
+        """Chunk k's files of ``arrays``, each flushed to disk; raises _ChunkFailure."""
+        z, _ = self._store()
         try:
-            self.write(k, arrays)
+            for name, a in arrays.items():
+                _write_chunk(self.chunk_file(name, k), a, z[name].dtype, self.chunk_size, z[name].fill_value)
         except OSError as e:
             first, stop = self.rows(k)
             raise _ChunkFailure(k, first, stop, f"writing the chunk failed: {e}") from e
+
+    def mark(self, k):
+        """Chunk k's marker, after all its files: a lost marker only costs recomputing the chunk,
+        so it need not wait for the disk."""
+        self._store()[1][k] = 1
+
+    def write_checked(self, k, arrays):
+        self.write_files(k, arrays)
+        self.mark(k)
+
+    def run_chunk(self, k):
+        """Chunk k computed and written on this thread (a Dask task), its inputs' files written
+        on a second thread while the kernels run, so that their disk wait is not the task's."""
+        with concurrent.futures.ThreadPoolExecutor(1, "ejce_nb-sweep-inputs") as pool:
+            early = []
+            arrays = self.compute(k, inputs_drawn=lambda ins: early.append((set(ins), pool.submit(
+                self.write_files, k, ins))))
+            written = set().union(*(names for names, _ in early))
+            self.write_files(k, {name: a for name, a in arrays.items() if name not in written})
+            for _, f in early:
+                f.result()
+        self.mark(k)
+        return len(arrays[STATUS]), int(np.count_nonzero(arrays[STATUS]))
 
 
 def _marker_dir(path):

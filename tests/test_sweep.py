@@ -1,4 +1,4 @@
-"""Monte Carlo sweeps: each sample's words of numpy's Philox streams and the Box-Muller normals
+"""Monte Carlo sweeps: each sample's words of numpy's Philox streams and the ziggurat normals
 made of them, the documented input distributions, bitwise invariance to chunking, threads and Dask
 workers, every stored output against the batch API on the stored inputs, per-sample status,
 inputs drawn again instead of stored, resume after SIGKILL, refused arguments, bounded memory,
@@ -22,7 +22,10 @@ import ejce_nb as ej
 from ejce_nb import cli
 from ejce_nb.joints import Composite, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, Revolute, Rot
 from ejce_nb.joints import Spherical, Trans, Translation, Universal
-from ejce_nb.sweep import _BLOCK, StreamRNG, _Lock, _key, _normal_rows, _uniform_rows
+from ejce_nb import streams
+from ejce_nb.sweep import StreamRNG, _Lock, _key, _normal_rows, _uniform_rows
+
+_BLOCK = streams.ROWS_PER_TASK
 
 PKG_ROOT = str(Path(ej.__file__).resolve().parent.parent)
 TESTS = str(Path(__file__).resolve().parent)
@@ -143,37 +146,73 @@ def test_each_sample_draws_its_own_words_of_one_numpy_philox_stream():
     assert not np.array_equal(long_stream(_key((12,), "q", 0), 8), long_stream(key, 8))
 
 
-def test_normals_are_box_muller_pairs_of_the_samples_words():
+def test_compiled_philox_blocks_are_numpys():
+    key = _key((7,), "tau", 2)
+    raw = np.random.Philox(key=np.array(key, dtype=np.uint64)).random_raw(64)
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    for b in range(16):
+        # numpy increments the counter before each block: word w is in block w // 4 + 1
+        assert tuple(int(x) for x in streams.philox(np.uint64(b + 1), np.uint64(0), np.uint64(0), np.uint64(0),
+                                                     k0, k1)) == tuple(int(x) for x in raw[4 * b:4 * b + 4])
+
+
+def test_ziggurat_layers_have_equal_areas():
+    r, k, w, f = streams.ZIGGURAT_R, streams._ZK, streams._ZW, streams._ZF
+    g = lambda x: np.exp(-0.5 * x * x)   # noqa: E731
+    x = w * 2.0 ** 52
+    v = r * g(r) + np.sqrt(2 * np.pi) * stats.norm.sf(r)
+    assert x[255] == r and np.all(np.diff(x[1:]) > 0)
+    np.testing.assert_allclose(f[1:], g(x[1:]), rtol=1e-15)
+    # layer i >= 2: the rectangle [0, x_i] x [f(x_i), f(x_{i-1})]; the base: v / f(r) wide to the tail
+    np.testing.assert_allclose(x[2:] * (f[1:-1] - f[2:]), v, rtol=1e-9)
+    assert x[1] * (1.0 - f[1]) == pytest.approx(v, rel=1e-6)
+    assert x[0] * g(r) == pytest.approx(v, rel=1e-15)
+    # the fast-accept bound of layer i is the width of the layer above it
+    np.testing.assert_allclose(k[2:].astype(float) / 2.0 ** 52, x[1:-1] / x[2:], rtol=1e-15)
+    assert k[1] / 2.0 ** 52 == pytest.approx(0.0, abs=1e-15) and k[0] / 2.0 ** 52 == pytest.approx(r / x[0])
+
+
+def test_normals_are_ziggurat_normals_of_the_samples_words():
     key = _key((3,), "qd", 0)
     n = 300_000
     z = np.empty((n, 4))
     _normal_rows(key, 0, z)
-    # the reference: Box-Muller in numpy on the same uniforms, two words per pair
-    u = long_stream(key, 4 * n).reshape(n, 4)
-    r = np.sqrt(-2.0 * np.log1p(-u[:, 0::2]))
-    ref = np.empty((n, 4))
-    ref[:, 0::2] = r * np.cos(2 * np.pi * u[:, 1::2])
-    ref[:, 1::2] = r * np.sin(2 * np.pi * u[:, 1::2])
-    np.testing.assert_allclose(z, ref, rtol=0, atol=1e-14)
+    # the reference, in numpy on the same words: where the word's abscissa lies inside its layer's
+    # fast-accept bound, the normal is that abscissa with the word's sign bit
+    raw = np.random.Philox(key=np.array(key, dtype=np.uint64)).random_raw(4 * n).reshape(n, 4)
+    idx = (raw & np.uint64(0xFF)).astype(np.int64)
+    rabs = (raw >> np.uint64(9)) & np.uint64(0x000FFFFFFFFFFFFF)
+    sign = np.where((raw >> np.uint64(8)) & np.uint64(1), -1.0, 1.0)
+    fast = rabs < streams._ZK[idx]
+    assert 0.985 < fast.mean() < 0.995
+    assert np.array_equal(z[fast], (sign * rabs.astype(np.float64) * streams._ZW[idx])[fast])
+    # the rest, drawn on words outside the main stream, still follow the normal law
     x = z.ravel()
     assert abs(x.mean()) < 5 / np.sqrt(x.size)
     assert abs(x.std() - 1.0) < 5 / np.sqrt(2 * x.size)
     assert stats.kstest(x, "norm").pvalue > 1e-3
-    # the tails, and a chi-square over the whole range
-    p = 2 * stats.norm.sf(4.0)
-    assert abs(np.mean(np.abs(x) > 4.0) - p) < 5 * np.sqrt(p / x.size)
     h, e = np.histogram(x, bins=120, range=(-4.5, 4.5))
     expect = x.size * np.diff(stats.norm.cdf(e))
     assert stats.chi2.sf(np.sum((h - expect) ** 2 / expect), len(h) - 1) > 1e-3
-    # rows drawn on their own equal the rows of the big draw
+    # the tail beyond the base layer's r: its frequency, and its shape (conditional KS)
+    r = streams.ZIGGURAT_R
+    big = np.empty((1_500_000, 8))
+    _normal_rows(_key((4,), "tau", 0), 0, big)
+    y = big.ravel()
+    p = 2 * stats.norm.sf(r)
+    tail = np.abs(y[np.abs(y) > r])
+    assert abs(tail.size / y.size - p) < 5 * np.sqrt(p / y.size)
+    assert stats.kstest(tail, lambda t: 1.0 - stats.norm.sf(t) / stats.norm.sf(r)).pvalue > 1e-3
+    assert abs(np.mean(y[np.abs(y) > r] > 0) - 0.5) < 5 * 0.5 / np.sqrt(tail.size)
+    # rows drawn on their own equal the rows of the big draw, rejected words included
     part = np.empty((777, 4))
     _normal_rows(key, 123_456, part)
     assert np.array_equal(part, z[123_456:123_456 + 777])
-    # an odd count per sample takes the same words as the next even count and drops the last
-    seven, eight = np.empty((5000, 7)), np.empty((5000, 8))
+    # k normals per sample are the words [i k, (i + 1) k): the same as one per sample from i k
+    seven, col = np.empty((5000, 7)), np.empty((35_000, 1))
     _normal_rows(key, 40, seven)
-    _normal_rows(key, 40, eight)
-    assert np.array_equal(seven, eight[:, :7])
+    _normal_rows(key, 280, col)
+    assert np.array_equal(seven.ravel(), col.ravel())
 
 
 def test_stream_rng_rows_belong_to_samples():
@@ -294,6 +333,45 @@ def test_same_seed_same_bits_whatever_the_thread_count(zoo_model, zoo_sweep, tmp
     finally:
         numba.set_num_threads(threads)
     assert_same_bits(zoo_sweep, one)
+
+
+def chunk_files(path):
+    """{relative path: bytes} of every file of a store but the bookkeeping and the root's."""
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), path)
+            if not rel.startswith(".sweep") and f != "zarr.json":
+                out[rel] = open(os.path.join(d, f), "rb").read()
+    return out
+
+
+def test_chunk_files_are_the_same_bytes_by_o_direct_or_the_page_cache(zoo_model, zoo_sweep, tmp_path,
+                                                                         monkeypatch):
+    sweep_mod = sys.modules["ejce_nb.sweep"]
+    direct = ej.sweep(zoo_model, 1201, ALL, tmp_path / "direct", chunk_size=400, progress=False)
+    assert_same_bits(direct, zoo_sweep)
+    ref = chunk_files(direct.path)
+    # 1201 samples in chunks of 400: an edge chunk of one sample, padded as zarr pads it
+    assert len(ref) == 4 * 16 and all(len(b) % 400 == 0 for b in ref.values())
+    assert ref["status/c/3"] == bytes([0]) + bytes([255]) * 399
+    monkeypatch.setattr(sweep_mod, "_DIRECT", 0)
+    cached = ej.sweep(zoo_model, 1201, ALL, tmp_path / "cached", chunk_size=400, progress=False)
+    assert chunk_files(cached.path) == ref
+    assert_same_bits(cached, zoo_sweep)
+    # a file system that refuses O_DIRECT: the same bytes through the page cache
+    monkeypatch.setattr(sweep_mod, "_DIRECT", getattr(os, "O_DIRECT", 0o40000))
+    real_open = os.open
+
+    def no_direct(path, flags, *a):
+        if flags & sweep_mod._DIRECT:
+            raise OSError(22, "Invalid argument", path)
+        return real_open(path, flags, *a)
+    monkeypatch.setattr(os, "open", no_direct)
+    refused = ej.sweep(zoo_model, 1201, ALL, tmp_path / "refused", chunk_size=400, progress=False)
+    monkeypatch.setattr(os, "open", real_open)
+    assert chunk_files(refused.path) == ref
+    assert not [f for f in os.listdir(tmp_path / "refused" / "q" / "c") if f.endswith(".partial")]
 
 
 def test_inputs_not_stored_are_drawn_again_with_the_same_bits(zoo_model, zoo_sweep, tmp_path, monkeypatch):
