@@ -27,18 +27,20 @@ from numba.extending import intrinsic
 
 from ._jit import jit, pjit
 
+# Philox4x64's round multipliers and key increments (Random123's constants, numpy's)
 _M0 = np.uint64(0xD2E7470EE14C6C93)
 _M1 = np.uint64(0xCA5A826395121157)
 _W0 = np.uint64(0x9E3779B97F4A7C15)
 _W1 = np.uint64(0xBB67AE8584CAA73B)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+# uint64 shifts and masks: a Python int beside a uint64 would make Numba compute in float64
 _S11 = np.uint64(11)
 _S8 = np.uint64(8)
 _S9 = np.uint64(9)
 _LOW8 = np.uint64(0xFF)
 _LOW52 = np.uint64(0x000FFFFFFFFFFFFF)
-_TWO53 = 1.0 / 9007199254740992.0
+_INV_2_53 = 1.0 / 9007199254740992.0
 # rows per parallel task: each task runs its rows' words as one stretch of the stream
 ROWS_PER_TASK = 2048
 
@@ -73,7 +75,7 @@ def philox(c0, c1, c2, c3, k0, k1):
 @jit(inline="always")
 def _unit(w):
     # below 2**53: the signed conversion is exact and one instruction
-    return np.float64(np.int64(w >> _S11)) * _TWO53
+    return np.float64(np.int64(w >> _S11)) * _INV_2_53
 
 
 def _ziggurat_tables():
@@ -149,68 +151,50 @@ def _normal_rest(word, pos, k0, k1):
 
 
 @jit(inline="always")
-def _word(c0, c1, c2, c3, lane):
-    return c0 if lane == 0 else c1 if lane == 1 else c2 if lane == 2 else c3
+def _value(c0, c1, c2, c3, lane, pos, k0, k1, normal):
+    """The number of word ``lane`` of a block, the word at stream position ``pos``."""
+    word = c0 if lane == 0 else c1 if lane == 1 else c2 if lane == 2 else c3
+    return _normal_of(word, pos, k0, k1) if normal else _unit(word)
+
+
+@jit(inline="always")
+def _block(pos, k0, k1):
+    return philox((pos >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
 
 
 @pjit
+def _fill_rows(k0, k1, first, out, normal):
+    """out[i, j] = the number (uniform or, with ``normal``, standard normal) of word
+    (first + i) k + j of the stream of key (k0, k1), k = out.shape[1].  Each task runs its rows'
+    words as one stretch of the stream, a block of four words per Philox call."""
+    m, k = out.shape
+    flat = out.reshape(-1)
+    for task in prange((m + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        t = task * ROWS_PER_TASK * k
+        b = min(m, (task + 1) * ROWS_PER_TASK) * k
+        pos = np.uint64(first * k + t)
+        while t < b:
+            c0, c1, c2, c3 = _block(pos, k0, k1)
+            lane = np.int64(pos & np.uint64(3))
+            if lane == 0 and t + 4 <= b:
+                for j in range(4):
+                    flat[t + j] = _value(c0, c1, c2, c3, j, pos + np.uint64(j), k0, k1, normal)
+                t += 4
+                pos += np.uint64(4)
+            else:
+                # the ends of a stretch that begin or end inside a block
+                flat[t] = _value(c0, c1, c2, c3, lane, pos, k0, k1, normal)
+                t += 1
+                pos += _ONE
+
+
 def uniform_rows(k0, k1, first, out):
     """out[i, j] = the double of word (first + i) k + j of the stream of key (k0, k1), with
-    k = out.shape[1]: numpy's ``Generator.random`` on that word."""
-    m, k = out.shape
-    flat = out.reshape(-1)
-    for task in prange((m + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
-        a = task * ROWS_PER_TASK * k
-        b = min(m, (task + 1) * ROWS_PER_TASK) * k
-        w = np.uint64(first * k + a)
-        t = a
-        # the head, up to the first whole block of the stream
-        while t < b and (w & np.uint64(3)) != _ZERO:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _unit(_word(c0, c1, c2, c3, np.int64(w & np.uint64(3))))
-            t += 1
-            w += _ONE
-        while t + 4 <= b:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _unit(c0)
-            flat[t + 1] = _unit(c1)
-            flat[t + 2] = _unit(c2)
-            flat[t + 3] = _unit(c3)
-            t += 4
-            w += np.uint64(4)
-        while t < b:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _unit(_word(c0, c1, c2, c3, np.int64(w & np.uint64(3))))
-            t += 1
-            w += _ONE
+    k = out.shape[1]: numpy's ``Generator.random`` on that word.  out: C-ordered float64."""
+    _fill_rows(k0, k1, first, out, False)
 
 
-@pjit
 def normal_rows(k0, k1, first, out):
     """out[i, j] = the standard normal of word (first + i) k + j of the stream of key (k0, k1),
-    k = out.shape[1]."""
-    m, k = out.shape
-    flat = out.reshape(-1)
-    for task in prange((m + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
-        a = task * ROWS_PER_TASK * k
-        b = min(m, (task + 1) * ROWS_PER_TASK) * k
-        w = np.uint64(first * k + a)
-        t = a
-        while t < b and (w & np.uint64(3)) != _ZERO:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _normal_of(_word(c0, c1, c2, c3, np.int64(w & np.uint64(3))), w, k0, k1)
-            t += 1
-            w += _ONE
-        while t + 4 <= b:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _normal_of(c0, w, k0, k1)
-            flat[t + 1] = _normal_of(c1, w + _ONE, k0, k1)
-            flat[t + 2] = _normal_of(c2, w + np.uint64(2), k0, k1)
-            flat[t + 3] = _normal_of(c3, w + np.uint64(3), k0, k1)
-            t += 4
-            w += np.uint64(4)
-        while t < b:
-            c0, c1, c2, c3 = philox((w >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
-            flat[t] = _normal_of(_word(c0, c1, c2, c3, np.int64(w & np.uint64(3))), w, k0, k1)
-            t += 1
-            w += _ONE
+    k = out.shape[1].  out: C-ordered float64."""
+    _fill_rows(k0, k1, first, out, True)
