@@ -327,8 +327,9 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     return forward_dynamics(model, q, qd, tau, t, f_ext, data, errors)
 
 
-def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", generic=False):
-    """``aba`` through the input layer (any shapes, data=, errors=, mimic joints)."""
+def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", generic=False, out=None):
+    """``aba`` through the input layer (any shapes, data=, errors=, mimic joints); ``out`` as for
+    ``rnea.inverse_dynamics``."""
     if model.has_mimic:
         from .crba import forward_dynamics_crba
         return forward_dynamics_crba(model, q, qd, tau, t, f_ext, errors)
@@ -350,7 +351,7 @@ def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="ra
             engine.release(model, w)
         qdd = qdd[None]
     else:
-        qdd = data._result("qdd", (n, model.nv)) if data is not None else np.empty((n, model.nv))
+        qdd = data._result("qdd", (n, model.nv)) if data is not None else engine.result_array(out, n, model.nv)
         R, S, per_state, token = engine.batch_workspace(model, n, data)
         aba_many(model._mb, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
         engine.release_batch(token)

@@ -84,3 +84,13 @@ def release_batch(token):
 
 def status_array(B):
     return np.zeros((B, 2), dtype=np.int64)
+
+
+def result_array(out, n, nv, usable=True):
+    """``out`` where it can hold the (n, nv) result of a batch (C-ordered, writeable float64), else
+    a new array: callers that reuse their result buffers from batch to batch (the sweeps) do not
+    fault fresh pages in every time."""
+    if (usable and out is not None and out.shape == (n, nv) and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable):
+        return out
+    return np.empty((n, nv))

@@ -197,8 +197,10 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
 
 
 def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise", generic=False,
-                     what="rnea"):
-    """``rnea`` through the input layer (any shapes, mimic joints, data=, errors=); qdd None: 0."""
+                     what="rnea", out=None):
+    """``rnea`` through the input layer (any shapes, mimic joints, data=, errors=); qdd None: 0.
+    ``out``: a C-ordered (B, nv) float64 array a batch's result is written into instead of a new
+    one (not with data= or mimic joints)."""
     inputs.check_errors_arg(errors)
     vecs = [(qd, "qd")] + ([] if qdd is None else [(qdd, "qdd")])
     B, q2, vs, t1 = inputs.states(model, q, vecs, t)
@@ -225,7 +227,7 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
             engine.release(km, w)
         tau = tau[None]
     else:
-        tau = data._result(key, (n, km.nv)) if data is not None else np.empty((n, km.nv))
+        tau = data._result(key, (n, km.nv)) if data is not None else engine.result_array(out, n, km.nv, mim is None)
         R, S, per_state, token = engine.batch_workspace(km, n, data)
         rnea_many(km._mb, R, S, per_state, qk, vk[0], A, t1, F, generic, tau, status)
         engine.release_batch(token)

@@ -73,6 +73,7 @@ import hashlib
 import inspect
 import json
 import math
+import mmap
 import os
 import pickle
 import queue
@@ -1052,12 +1053,17 @@ class _EvalError(Exception):
         self.quantity, self.exc, self.offset = quantity, exc, offset
 
 
-def _evaluate(model, quantities, x, out, rows, offset, status):
+def _evaluate(model, quantities, x, out, rows, offset, status, buf=None):
     """Every quantity at the states x (dict of input arrays; t a float or (m,)) into
     out[array][rows], or with ``rows`` None into out[array] (the arrays the calls return, not
-    copied); ``status[rows]`` gets each sample's first non-zero ``ej.Status`` code over the
-    quantities.  ``offset`` is the sweep index of x's first sample (for error reports)."""
+    copied, or for rnea and aba ``buf(name, shape)``'s arrays, reused from chunk to chunk);
+    ``status[rows]`` gets each sample's first non-zero ``ej.Status`` code over the quantities.
+    ``offset`` is the sweep index of x's first sample (for error reports)."""
     ej = _ej()
+    from .aba import forward_dynamics
+    from .rnea import inverse_dynamics
+    own_buffer = (lambda name: buf(name, (len(q), model.nv))) if buf is not None and rows is None else (
+        lambda name: None)
     q, t = x["q"], x["t"]
     rows = slice(None) if rows is None else rows
     own = status[rows]
@@ -1074,10 +1080,11 @@ def _evaluate(model, quantities, x, out, rows, offset, status):
 
     for name, kind, body in quantities:
         try:
+            # rnea and aba by the functions their batch calls run, into the sweep's own buffers
             if kind == "rnea":
-                value, st = ej.rnea(model, q, x["qd"], x["qdd"], t=t, errors="flag")
+                value, st = inverse_dynamics(model, q, x["qd"], x["qdd"], t=t, errors="flag", out=own_buffer(name))
             elif kind == "aba":
-                value, st = ej.aba(model, q, x["qd"], x["tau"], t=t, errors="flag")
+                value, st = forward_dynamics(model, q, x["qd"], x["tau"], t=t, errors="flag", out=own_buffer(name))
             elif kind == "mass_matrix":
                 value, st = ej.mass_matrix(model, q, t=t, errors="flag")
             elif kind == "nonlinear_effects":
@@ -1152,13 +1159,24 @@ def _bare_bytes(arr):
 # to fill than the kernels take to compute them; they need this alignment of memory, offset and size
 _ALIGN = 4096
 _DIRECT = getattr(os, "O_DIRECT", 0)
+# buffers from this size on are memory maps (of huge pages where there are)
+_HUGE = 2 << 20
 _staging = threading.local()
 
 
 def _aligned_empty(shape, dtype=np.float64):
-    """An empty C-ordered array whose data starts on an _ALIGN boundary."""
+    """An empty C-ordered array whose data starts on an _ALIGN boundary.  Large ones are
+    anonymous memory maps of transparent huge pages where the system has them: touching fresh
+    memory for the first time costs a page fault per page, and the sweep's buffers are large."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes >= _HUGE and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            m = mmap.mmap(-1, nbytes)
+            m.madvise(mmap.MADV_HUGEPAGE)
+            return np.frombuffer(m, dtype=dtype, count=nbytes // dtype.itemsize).reshape(shape)
+        except (OSError, ValueError):
+            pass
     raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
     at = -raw.ctypes.data % _ALIGN
     return raw[at:at + nbytes].view(dtype).reshape(shape)
@@ -1198,21 +1216,24 @@ def _write_chunk(path, a, dtype, rows, fill):
     view = _chunk_bytes(data, rows, fill, aligned=bool(_DIRECT))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{uuid.uuid4().hex}{_PARTIAL}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    head = view.nbytes // _ALIGN * _ALIGN if _DIRECT else 0
+    fd = None
+    if head:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _DIRECT, 0o666)
+        except OSError:                 # a file system without O_DIRECT (tmpfs, some network ones)
+            head = 0
+    if fd is None:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        head = view.nbytes // _ALIGN * _ALIGN if _DIRECT else 0
         if head:
             try:
-                dfd = os.open(tmp, os.O_WRONLY | _DIRECT)
-            except OSError:             # a file system without O_DIRECT (tmpfs, some network ones)
+                _pwrite_all(fd, view[:head], 0)
+            except OSError:
                 head = 0
-            else:
-                try:
-                    _pwrite_all(dfd, view[:head], 0)
-                except OSError:
-                    head = 0
-                finally:
-                    os.close(dfd)
+            # the unaligned rest through the page cache: O_DIRECT off on the same descriptor
+            import fcntl                # where O_DIRECT is, so is fcntl
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_DIRECT)
         _pwrite_all(fd, view[head:], head)
         _SYNC(fd)
         if hasattr(os, "posix_fadvise"):
@@ -1222,6 +1243,19 @@ def _write_chunk(path, a, dtype, rows, fill):
         os.remove(tmp)
         raise
     os.close(fd)
+    os.replace(tmp, path)
+
+
+def _write_marker(path):
+    """A chunk's byte of ``.sweep/done`` (a one-byte uint8 chunk of value 1), renamed into place;
+    not flushed: a lost marker only costs recomputing its chunk."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{uuid.uuid4().hex}{_PARTIAL}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        os.write(fd, b"\x01")
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
 
 
@@ -1359,10 +1393,16 @@ class _Plan:
         self._store_lock = threading.Lock()
 
     def _buf(self, slot, name):
-        """Scratch arrays of one input in one pipeline slot of this thread, kept between chunks."""
-        pool = self._buffers.setdefault((threading.get_ident(), slot, name), {})
+        """Scratch arrays of one input (its tag "out", and its temporaries) or of the outputs
+        (name "outputs", a tag per quantity) in one pipeline slot of this thread, kept between
+        chunks.  Only what the writer reads later needs a slot of its own: an input's temporaries
+        and the inputs not stored share slot 0, so that fewer fresh pages are touched."""
+        tid = threading.get_ident()
+        own = self._buffers.setdefault((tid, slot if name not in self.regenerated else 0, name), {})
+        shared = self._buffers.setdefault((tid, 0, name), {})
 
         def buf(tag, shape):
+            pool = own if tag == "out" or name == "outputs" else shared
             a = pool.get(tag)
             rows = max(shape[0], self.chunk_size) if shape else 0
             if a is None or a.shape[1:] != tuple(shape[1:]) or a.shape[0] < shape[0]:
@@ -1417,7 +1457,7 @@ class _Plan:
         out = {}
         try:
             if self.params is None:
-                _evaluate(self.model, self.quantities, x, out, None, first, status)
+                _evaluate(self.model, self.quantities, x, out, None, first, status, self._buf(slot, "outputs"))
             else:
                 out = {name: np.empty((m,) + shape) for name, shape in self.output_shapes.items()}
                 params = self._evaluate_groups(k, first, stop, x, out, status)
@@ -1450,10 +1490,9 @@ class _Plan:
             with self._store_lock:
                 if self._store_arrays is None:
                     g = _zarr().open_group(self.path, mode="r+")
-                    # a chunk of fill values is written too: a missing file means an unfinished chunk
-                    full = {"write_empty_chunks": True}
-                    arrays = {nm: g[self.paths[nm]].with_config(full) for nm in self.written}
-                    for nm, a in arrays.items():
+                    arrays = {nm: g[self.paths[nm]] for nm in self.written}
+                    # the chunk files are written here, in the layout these arrays declare
+                    for nm, a in list(arrays.items()) + [(".sweep/done", g[".sweep/done"])]:
                         if not _bare_bytes(a):
                             raise ValueError(f"{self.path}: the array {nm!r} is not stored as bare bytes "
                                              f"(codecs {a.metadata.codecs}); a sweep creates its arrays so")
@@ -1478,7 +1517,8 @@ class _Plan:
     def mark(self, k):
         """Chunk k's marker, after all its files: a lost marker only costs recomputing the chunk,
         so it need not wait for the disk."""
-        self._store()[1][k] = 1
+        done = self._store()[1]
+        _write_marker(os.path.join(self.path, ".sweep", "done", *done.metadata.encode_chunk_key((k,)).split("/")))
 
     def write_checked(self, k, arrays):
         self.write_files(k, arrays)
