@@ -1246,6 +1246,24 @@ def _write_chunk(path, a, dtype, rows, fill):
     os.replace(tmp, path)
 
 
+_IO_THREADS = 4
+_io = []
+_io_lock = threading.Lock()
+
+
+def _io_pool():
+    """The threads that write chunk files (they mostly wait for the disk)."""
+    with _io_lock:
+        if not _io:
+            _io.append(concurrent.futures.ThreadPoolExecutor(_IO_THREADS, "ejce_nb-sweep-io"))
+        return _io[0]
+
+
+if hasattr(os, "register_at_fork"):
+    # a forked child has none of the parent's threads: it makes its own pool
+    os.register_at_fork(after_in_child=_io.clear)
+
+
 def _write_marker(path):
     """A chunk's byte of ``.sweep/done`` (a one-byte uint8 chunk of value 1), renamed into place;
     not flushed: a lost marker only costs recomputing its chunk."""
@@ -1505,14 +1523,19 @@ class _Plan:
         return os.path.join(self.path, self.paths[name], *key.split("/"))
 
     def write_files(self, k, arrays):
-        """Chunk k's files of ``arrays``, each flushed to disk; raises _ChunkFailure."""
+        """Chunk k's files of ``arrays``, each flushed to disk, several at once (their waits for
+        the disk overlap); raises _ChunkFailure."""
         z, _ = self._store()
-        try:
-            for name, a in arrays.items():
-                _write_chunk(self.chunk_file(name, k), a, z[name].dtype, self.chunk_size, z[name].fill_value)
-        except OSError as e:
-            first, stop = self.rows(k)
-            raise _ChunkFailure(k, first, stop, f"writing the chunk failed: {e}") from e
+        jobs = [(self.chunk_file(name, k), a, z[name].dtype, self.chunk_size, z[name].fill_value)
+                for name, a in arrays.items()]
+        futures = [_io_pool().submit(_write_chunk, *job) for job in jobs]
+        errors = [f.exception() for f in futures]
+        for e in errors:
+            if isinstance(e, OSError):
+                first, stop = self.rows(k)
+                raise _ChunkFailure(k, first, stop, f"writing the chunk failed: {e}") from e
+            if e is not None:
+                raise e
 
     def mark(self, k):
         """Chunk k's marker, after all its files: a lost marker only costs recomputing the chunk,
