@@ -1195,7 +1195,8 @@ def _chunk_bytes(data, rows, fill, aligned):
     out = buf[:total]
     out[:data.nbytes] = data.reshape(-1).view(np.uint8)
     if data.shape[0] < rows:
-        out[data.nbytes:] = np.full((rows - data.shape[0],) + data.shape[1:], fill, data.dtype).reshape(-1).view(np.uint8)
+        pad = np.full((rows - data.shape[0],) + data.shape[1:], fill, data.dtype)
+        out[data.nbytes:] = pad.reshape(-1).view(np.uint8)
     return memoryview(out)
 
 
@@ -1210,7 +1211,7 @@ def _write_chunk(path, a, dtype, rows, fill):
     written under a temporary name and on the disk (flushed, so that the marker written after it
     never outlives it, a power cut included) before it is renamed into place.  The whole 4 KiB
     blocks go by O_DIRECT where the file system takes it, the rest through the page cache, whose
-    pages are then dropped: a sweep writes each byte once.  The disk wait is I/O on the writer
+    pages are then dropped: a sweep writes each byte once.  The disk wait is I/O on a writing
     thread, off the CPU."""
     data = np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<"))
     view = _chunk_bytes(data, rows, fill, aligned=bool(_DIRECT))
