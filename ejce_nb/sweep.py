@@ -56,13 +56,16 @@ A lock on the directory (``flock``) keeps two processes from driving the same sw
 Dask.  With ``scheduler=client`` (a ``dask.distributed.Client``) the plan is scattered to every
 worker once and each chunk is one task: the worker draws the chunk's inputs, runs the Numba
 kernels and writes the chunk into ``out`` itself, so ``out`` must be a path every worker sees
-(one machine, or a shared file system).  The client only keeps a bounded number of tasks in
-flight, updates the progress bar and stops at the first failed chunk.  Workers check that they
-run the same ejce_nb sources as the client.
+(one machine, or a shared file system).  A worker writes a chunk while it computes its next one
+(two slots of buffers); when the tasks are done the client waits for every worker's writes and
+runs again, once, any chunk whose marker is still missing (a worker lost after its task
+returned).  The client only keeps a bounded number of tasks in flight, updates the progress bar
+and stops at the first failed chunk.  Workers check that they run the same ejce_nb sources as the
+client.
 
 Memory stays bounded by a few chunks whatever ``n`` is: locally one chunk is evaluated while the
 previous one waits and the one before is written (a writer thread overlaps the disk with the
-kernels), on Dask each task holds one chunk, and ``SweepResult`` summaries read one chunk at a
+kernels), on Dask a worker holds two, and ``SweepResult`` summaries read one chunk at a
 time.  Progress: a tqdm bar (states/s, time left); ``progress=False`` turns it off.
 """
 import concurrent.futures
@@ -72,6 +75,7 @@ import functools
 import hashlib
 import inspect
 import json
+import logging
 import math
 import mmap
 import os
@@ -1548,20 +1552,6 @@ class _Plan:
         self.write_files(k, arrays)
         self.mark(k)
 
-    def run_chunk(self, k):
-        """Chunk k computed and written on this thread (a Dask task), its inputs' files written
-        on a second thread while the kernels run, so that their disk wait is not the task's."""
-        with concurrent.futures.ThreadPoolExecutor(1, "ejce_nb-sweep-inputs") as pool:
-            early = []
-            arrays = self.compute(k, inputs_drawn=lambda ins: early.append((set(ins), pool.submit(
-                self.write_files, k, ins))))
-            written = set().union(*(names for names, _ in early))
-            self.write_files(k, {name: a for name, a in arrays.items() if name not in written})
-            for _, f in early:
-                f.result()
-        self.mark(k)
-        return len(arrays[STATUS]), int(np.count_nonzero(arrays[STATUS]))
-
 
 def _marker_dir(path):
     # zarr's default key of chunk k of the one-dimensional array .sweep/done is c/<k>
@@ -1844,7 +1834,60 @@ def _run_local(plan, pending, progress):
     return flagged[0]
 
 
-def _dask_task(plan, k):
+class _DeferredWriter:
+    """On a Dask worker, a task's chunk is written while the worker computes its next chunk: two
+    slots of buffers, one being computed into while the other's files go to the disk on this
+    writer's thread.  A task waits for the write that last used its slot (and raises that chunk's
+    failure); the client drains every worker's writer when the tasks are done (``_drain``) and
+    checks that every chunk's marker is there, since a finished task's write may still be lost
+    with its worker."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.turn = 0
+        self.writes = [None, None]
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, "ejce_nb-sweep-deferred")
+
+    def run(self, k):
+        slot = self.turn % 2
+        self.turn += 1
+        previous, self.writes[slot] = self.writes[slot], None
+        if previous is not None:
+            previous.result()               # a failure is reported once, here
+        # the inputs' files go first, while the kernels run; the writer's one thread keeps the order
+        early = []
+        arrays = self.plan.compute(k, slot=slot, inputs_drawn=lambda ins: early.append(
+            (set(ins), self.pool.submit(self.plan.write_files, k, ins))))
+        written = set().union(*(names for names, _ in early))
+        rest = {name: a for name, a in arrays.items() if name not in written}
+        self.writes[slot] = self.pool.submit(self._finish, k, rest, [f for _, f in early])
+        return len(arrays[STATUS]), int(np.count_nonzero(arrays[STATUS]))
+
+    def _finish(self, k, rest, early):
+        for f in early:
+            f.result()
+        self.plan.write_files(k, rest)
+        self.plan.mark(k)
+
+    def drain(self):
+        """Wait for the writes in flight; the first failure among them, or None."""
+        failure = None
+        for i, f in enumerate(self.writes):
+            if f is not None:
+                try:
+                    f.result()
+                except BaseException as e:     # noqa: B902 -- reported to the client
+                    failure = failure or e
+                self.writes[i] = None
+        self.pool.shutdown()
+        return failure
+
+
+_WRITERS = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+def _dask_task(plan, k, run):
     if _package_hash() != plan.code:
         import ejce_nb
         raise RuntimeError(f"this worker runs ejce_nb from {os.path.dirname(ejce_nb.__file__)} "
@@ -1854,18 +1897,66 @@ def _dask_task(plan, k):
         raise RuntimeError("this worker's math library draws the sampled inputs with other bits than the "
                            "client's, and the sweep does not store them (store_inputs=False): run it on "
                            "machines with the same numerical libraries, or with store_inputs=True")
-    return (k,) + plan.run_chunk(k)
+    key = (run, threading.get_ident())
+    with _WRITERS_LOCK:
+        writer = _WRITERS.get(key)
+        if writer is None:
+            writer = _WRITERS[key] = _DeferredWriter(plan)
+    return (k,) + writer.run(k)
+
+
+def _drain(run):
+    """On a worker: finish the writes of the sweep run ``run``; the first failure, or None."""
+    with _WRITERS_LOCK:
+        writers = [_WRITERS.pop(key) for key in [key for key in _WRITERS if key[0] == run]]
+    failures = [w.drain() for w in writers]
+    return next((f for f in failures if f is not None), None)
 
 
 def _run_dask(plan, pending, progress, client):
+    """The pending chunks as tasks on the cluster, then every worker's writes drained; chunks whose
+    markers are still missing (a worker lost after its task returned) run again, once."""
     try:
-        from distributed import as_completed
+        import distributed  # noqa: F401
     except ImportError:
         raise ValueError('scheduler=client needs dask.distributed: pip install "ejce_nb[dask]"') from None
     plan_future = client.scatter(plan, broadcast=True, hash=False)
+    flagged = 0
+    try:
+        for attempt in range(2):
+            run = uuid.uuid4().hex[:8]
+            try:
+                flagged += _run_tasks(plan, plan_future, pending, progress, client, run)
+            finally:
+                failure = _drain_workers(client, run)
+            if failure is not None:
+                raise failure
+            missing = sorted(set(pending) - _done_chunks(plan.path, plan.nchunks, plan))
+            if not missing:
+                return flagged
+            pending = missing
+        k = missing[0]
+        first, stop = plan.rows(k)
+        raise _ChunkFailure(k, first, stop, f"chunks {missing} were computed twice but their files never reached "
+                            "the store (are the workers' paths the client's?)")
+    finally:
+        plan_future.release()
+
+
+def _drain_workers(client, run):
+    """Finish the writes of ``run`` on every worker that is still there; the first failure."""
+    try:
+        results = client.run(_drain, run)
+    except Exception as e:            # a worker lost meanwhile: its chunks show as missing
+        logging.getLogger(__name__).warning("draining the workers' writes: %s", e)
+        return None
+    return next((f for f in results.values() if f is not None), None)
+
+
+def _run_tasks(plan, plan_future, pending, progress, client, run):
+    from distributed import as_completed
     nthreads = sum(client.nthreads().values()) or 1
     window = max(2, 2 * nthreads)
-    run = uuid.uuid4().hex[:8]
     todo = iter(pending)
     queue = as_completed()
     futures = []
@@ -1873,7 +1964,7 @@ def _run_dask(plan, pending, progress, client):
 
     def submit():
         for k in todo:
-            f = client.submit(_dask_task, plan_future, k, key=f"ejce_nb-sweep-{run}-{k}",
+            f = client.submit(_dask_task, plan_future, k, run, key=f"ejce_nb-sweep-{run}-{k}",
                               pure=False, retries=0)
             futures.append(f)
             queue.add(f)
@@ -1905,8 +1996,6 @@ def _run_dask(plan, pending, progress, client):
             if not f.done():
                 f.cancel()
         raise
-    finally:
-        plan_future.release()
     return flagged
 
 

@@ -911,6 +911,46 @@ def client():
         cluster.close()
 
 
+def test_a_workers_deferred_writes_reach_the_store_and_report_their_failures(arm, tmp_path, monkeypatch):
+    """A Dask worker writes a chunk while it computes the next: run here as a worker runs them."""
+    m = sys.modules["ejce_nb.sweep"]
+    ref = ej.sweep(arm, 1000, ["rnea", "aba"], tmp_path / "ref", chunk_size=200, progress=False)
+
+    def store(name):
+        plan = m._Plan(arm, 1000, ["rnea", "aba"], tmp_path / name, None, 200, 0, 0.0, True)
+        m._check_out(plan)
+        m._init_store(plan)
+        return plan
+    plan = store("worker")
+    for k in (3, 0, 4, 1, 2):
+        assert m._dask_task(plan, k, "run-a")[0] == k
+    assert m._drain("run-a") is None and not m._WRITERS
+    assert_same_bits(ej.open_sweep(tmp_path / "worker"), ref)
+    # a write that fails: the worker's task that next takes that slot fails with the chunk's failure
+    real = m._write_chunk
+
+    def failing(path, *args):
+        if f"{os.sep}c{os.sep}1" in path[len(str(tmp_path)):]:
+            raise OSError(28, "No space left on device", path)
+        return real(path, *args)
+    monkeypatch.setattr(m, "_write_chunk", failing)
+    plan = store("full")
+    m._dask_task(plan, 0, "run-b")
+    m._dask_task(plan, 1, "run-b")
+    m._dask_task(plan, 2, "run-b")
+    with pytest.raises(m._ChunkFailure, match="writing the chunk failed: .*No space left") as e:
+        m._dask_task(plan, 3, "run-b")
+    assert e.value.chunk == 1 and (e.value.first, e.value.stop) == (200, 400)
+    assert m._drain("run-b") is None
+    assert m._done_chunks(plan.path, plan.nchunks, plan) == {0, 2}
+    # or draining reports it, when no task comes after
+    plan = store("full2")
+    m._dask_task(plan, 1, "run-c")
+    failure = m._drain("run-c")
+    assert isinstance(failure, m._ChunkFailure) and failure.chunk == 1
+    assert m._done_chunks(plan.path, plan.nchunks, plan) == set()
+
+
 def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo_sweep, client, tmp_path):
     files = client.run(lambda: __import__("ejce_nb").__file__)
     assert len(files) == 2 and set(files.values()) == {ej.__file__}
