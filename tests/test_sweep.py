@@ -959,6 +959,31 @@ def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo
     two = ej.sweep(zoo_model, 1201, ALL, tmp_path / "two", chunk_size=150, scheduler=client, progress=False)
     assert_same_bits(two, zoo_sweep)
     assert len(client.nthreads()) == 2
+    # a chunk whose files a worker loses after its task returned (its marker never written) runs again
+    sentinel = str(tmp_path / "lost-once")
+
+    def lose_once(chunk, sentinel):
+        m = sys.modules["ejce_nb.sweep"]
+        real = m._Plan.mark
+
+        def mark(self, k):
+            if k == chunk and not os.path.exists(sentinel):
+                open(sentinel, "w").close()
+                return
+            real(self, k)
+        m._Plan.mark, m._Plan._real_mark = mark, real
+
+    def restore():
+        m = sys.modules["ejce_nb.sweep"]
+        m._Plan.mark = m._Plan._real_mark
+
+    client.run(lose_once, 2, sentinel)
+    try:
+        lost = ej.sweep(zoo_model, 1201, ALL, tmp_path / "lost", chunk_size=150, scheduler=client, progress=False)
+    finally:
+        client.run(restore)
+    assert os.path.exists(sentinel)
+    assert_same_bits(lost, zoo_sweep)
     # inputs drawn on the workers and not stored read back as the local run's
     lean = ej.sweep(zoo_model, 1201, ALL, tmp_path / "lean", chunk_size=300, scheduler=client, progress=False,
                     store_inputs=False)
