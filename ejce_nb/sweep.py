@@ -1205,8 +1205,10 @@ def _chunk_bytes(data, rows, fill, aligned):
 
 
 def _pwrite_all(fd, view, offset):
+    if not hasattr(os, "pwrite"):         # Windows
+        os.lseek(fd, offset, os.SEEK_SET)
     while view.nbytes:
-        done = os.pwrite(fd, view, offset)
+        done = os.pwrite(fd, view, offset) if hasattr(os, "pwrite") else os.write(fd, view)
         view, offset = view[done:], offset + done
 
 

@@ -372,6 +372,11 @@ def test_chunk_files_are_the_same_bytes_by_o_direct_or_the_page_cache(zoo_model,
     monkeypatch.setattr(os, "open", real_open)
     assert chunk_files(refused.path) == ref
     assert not [f for f in os.listdir(tmp_path / "refused" / "q" / "c") if f.endswith(".partial")]
+    # a system without pwrite (Windows): seek and write
+    monkeypatch.setattr(sweep_mod, "_DIRECT", 0)
+    monkeypatch.delattr(os, "pwrite")
+    seeked = ej.sweep(zoo_model, 1201, ALL, tmp_path / "seeked", chunk_size=400, progress=False)
+    assert chunk_files(seeked.path) == ref
 
 
 def test_inputs_not_stored_are_drawn_again_with_the_same_bits(zoo_model, zoo_sweep, tmp_path, monkeypatch):
