@@ -23,6 +23,9 @@ from numba.extending import overload
 
 from ._jit import jit
 from .joints.jet import Jet, jet_fun, jet_value
+# the kernels' own 3-vector helpers: generic arithmetic, so they take jets as well as numbers
+from .spatial import add, cross, sub  # noqa: F401
+from .spatial import scale3 as scale  # noqa: F401
 
 _NUM = (types.Float, types.Integer, types.Boolean)
 
@@ -293,28 +296,8 @@ def transpose(A):
 
 
 @jit
-def cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@jit
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@jit
-def add(a, b):
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@jit
-def sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@jit
-def scale(s, a):
-    return (s * a[0], s * a[1], s * a[2])
 
 
 @jit
