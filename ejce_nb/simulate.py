@@ -283,11 +283,21 @@ def _fail(CI, CF, b, code, joint, n, t, h, e):
 
 
 @jit(inline="always")
-def _save_fail_state(FQ, FV, b, q, v):
-    for k in range(q.shape[0]):
-        FQ[b, k] = q[k]
-    for k in range(v.shape[0]):
-        FV[b, k] = v[k]
+def _put_state(Q, V, b, q, v):
+    """Row b of Q, V <- q, v (a trajectory's carried or failed state)."""
+    for k in range(Q.shape[1]):
+        Q[b, k] = q[k]
+    for k in range(V.shape[1]):
+        V[b, k] = v[k]
+
+
+@jit(inline="always")
+def _get_state(q, v, Q, V, b):
+    """q, v <- row b of Q, V."""
+    for k in range(Q.shape[1]):
+        q[k] = Q[b, k]
+    for k in range(V.shape[1]):
+        v[k] = V[b, k]
 
 
 @jit
@@ -298,10 +308,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
     nv = CV.shape[1]
     q = s.qt
     v = s.vt
-    for k in range(nq):
-        q[k] = CQ[b, k]
-    for k in range(nv):
-        v[k] = CV[b, k]
+    _get_state(q, v, CQ, CV, b)
     dt = fp[FP_DT]
     nsteps = ip[IP_NSTEPS]
     method = ip[IP_METHOD]
@@ -337,7 +344,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb,
                                  KV[0])
             if code != 0:
-                _save_fail_state(FQ, FV, b, q, v)
+                _put_state(FQ, FV, b, q, v)
                 _fail(CI, CF, b, code, joint, n, t, dt, 0.0)
                 break
             for k in range(nv):
@@ -349,7 +356,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             code, joint, ts = _stages(m, r, s, q, v, t, dt, A, CW, ns - ns, ns, row, law, prow, passive, DMP, STF,
                                       SREF, DOFQ, DOFJ, F, fb)
             if code != 0:
-                _save_fail_state(FQ, FV, b, s.qx, s.vx)
+                _put_state(FQ, FV, b, s.qx, s.vx)
                 _fail(CI, CF, b, code, joint, n, ts, dt, 0.0)
                 break
             for k in range(nv):
@@ -365,7 +372,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             retract(m, q, dq, qn)
         joint = _nonfinite_joint(qn, vn, COORDJ, DOFJ)
         if joint != -2:
-            _save_fail_state(FQ, FV, b, qn, vn)
+            _put_state(FQ, FV, b, qn, vn)
             _fail(CI, CF, b, _ST_NONFINITE, joint, n, t, dt, 0.0)
             break
         for k in range(nq):
@@ -378,10 +385,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             nxt += 1
             if not abs(E) <= CF[b, F_EMAX]:
                 _fail(CI, CF, b, _ST_ENERGY, -1, n, n * dt, dt, E)
-    for k in range(nq):
-        CQ[b, k] = q[k]
-    for k in range(nv):
-        CV[b, k] = v[k]
+    _put_state(CQ, CV, b, q, v)
     CI[b, C_STEP] = n
     CI[b, C_NEXT] = nxt
     if n == nsteps:
@@ -439,10 +443,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
     nv = CV.shape[1]
     q = s.qt
     v = s.vt
-    for k in range(nq):
-        q[k] = CQ[b, k]
-    for k in range(nv):
-        v[k] = CV[b, k]
+    _get_state(q, v, CQ, CV, b)
     KQ = s.KQ
     KV = s.KV
     qn = s.qx
@@ -480,7 +481,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
                                  KV[0])
             CI[b, C_NFEV] += 1
             if code != 0:
-                _save_fail_state(FQ, FV, b, q, v)
+                _put_state(FQ, FV, b, q, v)
                 _fail(CI, CF, b, code, joint, n, t, h, 0.0)
                 break
             CI[b, C_FLAGS] |= F_K1
@@ -501,7 +502,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
                                   DOFQ, DOFJ, F, fb)
         CI[b, C_NFEV] += 6
         if code != 0:
-            _save_fail_state(FQ, FV, b, s.qx, s.vx)
+            _put_state(FQ, FV, b, s.qx, s.vx)
             _fail(CI, CF, b, code, joint, n, ts, hh, 0.0)
             break
         err = _error_norm(q, v, qn, vn, hh, E, KQ, KV, DOFQ, rtol, atol)
@@ -509,7 +510,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
             tn = target if landing else t + hh
             joint = _nonfinite_joint(qn, vn, COORDJ, DOFJ)
             if joint != -2:
-                _save_fail_state(FQ, FV, b, qn, vn)
+                _put_state(FQ, FV, b, qn, vn)
                 _fail(CI, CF, b, _ST_NONFINITE, joint, n, t, hh, 0.0)
                 break
             while nxt < nrec and TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
@@ -547,10 +548,8 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
                 h = hh * max(_FACMIN, _SAFETY * err ** (-_ALPHA))
             else:
                 h = hh * _FACMIN                  # err is NaN: a stage diverged, try a much smaller step
-    for k in range(nq):
-        CQ[b, k] = q[k]
+    _put_state(CQ, CV, b, q, v)
     for k in range(nv):
-        CV[b, k] = v[k]
         CA[b, k] = KV[0, k]
     CF[b, F_T] = t
     CF[b, F_H] = h
