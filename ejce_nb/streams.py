@@ -112,13 +112,20 @@ _ZINV_R = 1.0 / ZIGGURAT_R
 
 
 @jit(inline="always")
-def _normal_of(word, pos, k0, k1):
-    """The standard normal of the main-stream word ``word`` at position ``pos``."""
+def _layer(word):
+    """A word as the ziggurat reads it: its layer, its 52-bit abscissa and the signed point."""
     idx = np.int64(word & _LOW8)
     rabs = (word >> _S9) & _LOW52
+    x = np.float64(np.int64(rabs)) * _ZW[idx]
+    return idx, rabs, -x if (word >> _S8) & _ONE else x
+
+
+@jit(inline="always")
+def _normal_of(word, pos, k0, k1):
+    """The standard normal of the main-stream word ``word`` at position ``pos``."""
+    idx, rabs, x = _layer(word)
     if rabs < _ZK[idx]:
-        x = np.float64(np.int64(rabs)) * _ZW[idx]
-        return -x if (word >> _S8) & _ONE else x
+        return x
     return _normal_rest(word, pos, k0, k1)
 
 
@@ -128,11 +135,7 @@ def _normal_rest(word, pos, k0, k1):
     short): further words from blocks (pos, 1, attempt, 0), outside the main stream."""
     attempt = _ZERO
     while True:
-        idx = np.int64(word & _LOW8)
-        rabs = (word >> _S9) & _LOW52
-        x = np.float64(np.int64(rabs)) * _ZW[idx]
-        if (word >> _S8) & _ONE:
-            x = -x
+        idx, rabs, x = _layer(word)
         if rabs < _ZK[idx]:
             return x
         b0, b1, b2, _ = philox(pos, _ONE, attempt, _ZERO, k0, k1)
