@@ -4,7 +4,11 @@
     python benchmarks/bench_sweep.py --quick    # 10^5 states
 
 The raw figure is the batch API alone (``ej.rnea`` and ``ej.aba`` on the sweep's inputs, chunk by
-chunk as the sweep runs them); the sweep figure includes drawing the inputs, writing the outputs,
+chunk as the sweep runs them); the kernels figure is the sweep's own evaluation of those
+quantities on the same arrays (rnea and aba of one state share their forward sweep there:
+``ejce_nb.aba.rnea_and_aba``), so that "sweep vs kernels" is what the drawing, the writing and the
+bookkeeping cost, and "sweep vs raw" what a sweep costs beside writing the loop of batch calls by
+hand; the sweep figure includes drawing the inputs, writing the outputs,
 their status and (``store_inputs=True``, the default) the inputs to the zarr store (flushed to
 disk) and the bookkeeping; each setting runs with the inputs stored and without.  Raw and sweep
 runs alternate and the best of ``--repeats`` is reported (other work on the machine slows
@@ -33,10 +37,16 @@ def _cpu(client):
     return own + (sum(client.run(time.process_time).values()) if client is not None else 0.0)
 
 
-def raw_run(model, res, quantities, chunk_size):
-    """(seconds, CPU seconds) of the batch calls alone on the sweep's stored inputs."""
+def raw_run(model, res, quantities, chunk_size, shared=False):
+    """(seconds, CPU seconds) of the batch calls alone on the sweep's stored inputs; ``shared``:
+    rnea and aba by the one call that serves both from one forward sweep, as the sweep computes
+    them (its kernels without its drawing, writing and bookkeeping)."""
     x = {k: np.asarray(res[k]) for k in res.inputs}
-    calls = {"rnea": lambda s: ej.rnea(model, x["q"][s], x["qd"][s], x["qdd"][s]),
+    if shared:
+        from ejce_nb.aba import rnea_and_aba
+        pair = lambda s: rnea_and_aba(model, x["q"][s], x["qd"][s], x["qdd"][s], x["tau"][s])  # noqa: E731
+        quantities = ["pair"] + [q for q in quantities if q not in ("rnea", "aba")]
+    calls = {"pair": pair if shared else None,"rnea": lambda s: ej.rnea(model, x["q"][s], x["qd"][s], x["qdd"][s]),
              "aba": lambda s: ej.aba(model, x["q"][s], x["qd"][s], x["tau"][s]),
              "mass_matrix": lambda s: ej.mass_matrix(model, x["q"][s]),
              "nonlinear_effects": lambda s: ej.nonlinear_effects(model, x["q"][s], x["qd"][s]),
@@ -65,18 +75,20 @@ def sweep_run(model, n, quantities, out, chunk_size, client=None, store_inputs=T
 
 
 def compare(label, model, n, quantities, root, chunk_size, repeats, client=None, store_inputs=True):
-    sweeps, raws = [], []
+    shared = "rnea" in quantities and "aba" in quantities
+    sweeps, raws, kernels = [], [], []
     for r in range(repeats):
         res, sec, cpu = sweep_run(model, n, quantities, os.path.join(root, f"run{r}"), chunk_size, client,
                                   store_inputs)
         sweeps.append((sec, cpu))
         raws.append(raw_run(model, res, quantities, chunk_size))
+        kernels.append(raw_run(model, res, quantities, chunk_size, shared) if shared else raws[-1])
         shutil.rmtree(res.path)
-    raw, sw = min(t for t, _ in raws), min(t for t, _ in sweeps)
-    raw_cpu, sw_cpu = min(c for _, c in raws), min(c for _, c in sweeps)
-    print(f"{label:<34s} {n / raw:>12,.0f} {n / sw:>12,.0f} {100 * (sw / raw - 1):>8.1f} % "
-          f"{n / sweeps[0][0]:>12,.0f}   {raw_cpu:>6.2f} s {sw_cpu:>6.2f} s {100 * (sw_cpu / raw_cpu - 1):>6.1f} %",
-          flush=True)
+    raw, ker, sw = (min(t for t, _ in runs) for runs in (raws, kernels, sweeps))
+    raw_cpu, ker_cpu, sw_cpu = (min(c for _, c in runs) for runs in (raws, kernels, sweeps))
+    print(f"{label:<34s} {n / raw:>10,.0f} {n / ker:>10,.0f} {n / sw:>10,.0f} {100 * (sw / raw - 1):>7.1f} % "
+          f"{100 * (sw / ker - 1):>7.1f} % {n / sweeps[0][0]:>10,.0f}   {raw_cpu:>5.2f} {ker_cpu:>5.2f} "
+          f"{sw_cpu:>5.2f} s {100 * (sw_cpu / ker_cpu - 1):>6.1f} %", flush=True)
 
 
 def main(argv=None):
@@ -100,9 +112,10 @@ def main(argv=None):
         import numba
         print(f"{n:,} states of {args.model} ({', '.join(quantities)}), chunks of {args.chunk_size:,}, "
               f"{numba.get_num_threads()} Numba threads here, best of {args.repeats}")
-        print(f"{'':<34s} {'raw':>12s} {'sweep':>12s} {'machinery':>10s} {'first sweep':>12s}   "
-              f"{'CPU: raw':>8s} {'sweep':>8s} {'':>8s}")
-        print(f"{'':<34s} {'states/s':>12s} {'states/s':>12s} {'':>10s} {'states/s':>12s}")
+        print(f"{'':<34s} {'raw':>10s} {'kernels':>10s} {'sweep':>10s} {'sweep vs':>9s} {'sweep vs':>9s} "
+              f"{'first':>10s}   {'CPU: raw':>8s} {'kern':>5s} {'sweep':>7s} {'machinery':>8s}")
+        print(f"{'':<34s} {'states/s':>10s} {'states/s':>10s} {'states/s':>10s} {'raw':>9s} {'kernels':>9s} "
+              f"{'sweep':>10s}   {'':>8s} {'':>5s} {'':>7s} {'CPU':>8s}")
         # compile (or load) every kernel
         sweep_run(model, 2 * args.chunk_size, quantities, os.path.join(root, "warm"), args.chunk_size)
         for stored in (True, False):

@@ -28,7 +28,7 @@ from ._jit import call, entry, jit, pjit
 from .kinematics import forward
 from .lanes import LANES, from_lanes, get, lanes_of, load_row, minimum, put, store_row, to_lanes, zero_of
 from .layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
-from .rnea import _ND, _NO_FORCE, wrench_in_C
+from .rnea import _ND, _NO_FORCE, inverse_dynamics, rnea_forces, rnea_state, wrench_in_C
 from .spatial import (add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
                       st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
 
@@ -104,9 +104,16 @@ def _joint_residual(S, vs, nvj, W):
 def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
     """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
     accelerations computed."""
+    forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, generic)
+    return aba_solve(m, r, s, tau, F, fb, qdd)
+
+
+@jit
+def aba_solve(m, r, s, tau, F, fb, qdd):
+    """The three loops of the ABA after the forward sweep (the joints and twists in r; its
+    accelerations, if any, are not read); returns what ``aba_state`` returns."""
     has_f = F.shape[0] > 0
     near = -1
-    forward(m, r, s, q, v, s.zv, t, 1, has_f, generic)
     n1 = m.body_parent.shape[0]
     Z = zero_of(r.vel)
     grav = m.gravity
@@ -301,6 +308,96 @@ def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
                                   generic, QDD[b1])
             status[b1, 0] = st
             status[b1, 1] = j
+
+
+@pjit
+def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rnea, status_aba):
+    """rnea at (Q, V, A) into TAU_OUT and aba at (Q, V, TAU) into QDD, with the statuses of each,
+    bit for bit what ``rnea_many`` and ``aba_many`` give, with one forward sweep for both: the
+    joints (X_i, S_i, vJ_i, cJ_i) and twists v_i at (q, qd, t), which take most of either, are
+    what both read.  A group of LANES states runs both on one group record; a state alone runs
+    rnea and then aba on one record, which ``kinematics.forward`` finds already at (q, qd, t)."""
+    B = Q.shape[0]
+    nchunk = S.shape[0]
+    has_f = F.shape[0] > 0
+    grouped = mb[H_LANES] != 0 and not generic
+    for c in prange(nchunk):
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
+        b = c * B // nchunk
+        end = (c + 1) * B // nchunk
+        if grouped:
+            rg, sg = group_views(mb, S[c], mb[H_SCR])
+            while b + LANES <= end:
+                ok_r = inputs.check_group(m, Q, V, A, False, s.zv, T, b, status_rnea)
+                ok_a = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status_aba)
+                fb = (b, 1) if F.shape[0] > 1 else (0, 0)
+                if ok_r and ok_a:
+                    to_lanes(sg.lq, Q, b)
+                    to_lanes(sg.lv, V, b)
+                    to_lanes(sg.la, A, b)
+                    forward(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), 2, has_f, False)
+                    rnea_forces(m, rg, sg, F, fb, sg.lo)
+                    from_lanes(TAU_OUT, b, sg.lo)
+                    to_lanes(sg.la, TAU, b)
+                    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+                    if st == 0:
+                        from_lanes(QDD, b, sg.lo)
+                    else:
+                        # singular or near it: each state alone says which joint, and how near
+                        for b1 in range(b, b + LANES):
+                            r = record_view(mb, R[c], 0)
+                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
+                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
+                            status_aba[b1, 0] = st
+                            status_aba[b1, 1] = j
+                else:
+                    for b1 in range(b, b + LANES):
+                        r = record_view(mb, R[c], 0)
+                        f1 = b1 if F.shape[0] > 1 else 0
+                        if status_rnea[b1, 0] == 0:
+                            rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, False, TAU_OUT[b1])
+                        if status_aba[b1, 0] == 0:
+                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, False, QDD[b1])
+                            status_aba[b1, 0] = st
+                            status_aba[b1, 1] = j
+                b += LANES
+        for b1 in range(b, end):
+            r = record_view(mb, R[c], 0)
+            f1 = b1 if F.shape[0] > 1 else 0
+            st, j = inputs.check(m, Q[b1], V[b1], A[b1], 2, T[b1])
+            status_rnea[b1, 0] = st
+            status_rnea[b1, 1] = j
+            if st == 0:
+                rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, generic, TAU_OUT[b1])
+            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
+            if st == 0:
+                st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, generic, QDD[b1])
+            status_aba[b1, 0] = st
+            status_aba[b1, 1] = j
+
+
+def rnea_and_aba(model, q, qd, qdd, tau, t=0.0, out=(None, None)):
+    """``(rnea(q, qd, qdd), aba(q, qd, tau))`` of a batch with ``errors="flag"``: ((tau, status),
+    (qdd, status)), bit for bit what the two calls return (the statuses as views, not copies),
+    in about the time of the aba alone
+    (``rnea_aba_many``).  ``out``: arrays the results are written into where they fit, as for
+    ``rnea.inverse_dynamics``.  A model with mimic joints makes the two calls."""
+    if model.has_mimic or np.ndim(q) != 2:
+        return (inverse_dynamics(model, q, qd, qdd, t, errors="flag", out=out[0]),
+                forward_dynamics(model, q, qd, tau, t, errors="flag", out=out[1]))
+    B, q2, (qd2, qdd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (qdd, "qdd"), (tau, "tau")), t)
+    n = q2.shape[0]
+    F = inputs.fext_array(model, None, B)
+    st_r, st_a = engine.status_array(n), engine.status_array(n)
+    tau_o = engine.result_array(out[0], n, model.nv)
+    qdd_o = engine.result_array(out[1], n, model.nv)
+    R, S, _, token = engine.batch_workspace(model, n, None)
+    rnea_aba_many(model._mb, R, S, q2, qd2, qdd2, tau2, t1, F, False, tau_o, qdd_o, st_r, st_a)
+    engine.release_batch(token)
+    tau_o[st_r[:, 0] != 0] = np.nan
+    qdd_o[(st_a[:, 0] != 0) & (st_a[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
+    return (tau_o, st_r[:, 0]), (qdd_o, st_a[:, 0])
 
 
 def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):

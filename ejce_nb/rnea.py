@@ -58,8 +58,15 @@ def wrench_in_C(m, r, F, fb, i):
 
 @jit
 def rnea_state(m, r, s, q, v, a, t, F, fb, generic, tau):
+    forward(m, r, s, q, v, a, t, 2, F.shape[0] > 0, generic)
+    rnea_forces(m, r, s, F, fb, tau)
+
+
+@jit
+def rnea_forces(m, r, s, F, fb, tau):
+    """The two loops of RNEA after the forward sweep (twists and accelerations in r): the body
+    forces f_i outward, then tau_i = S_i^T f_i and f_p += X_i^T f_i inward."""
     has_f = F.shape[0] > 0
-    forward(m, r, s, q, v, a, t, 2, has_f, generic)
     n1 = m.body_parent.shape[0]
     for i in range(1, n1):
         vi = ld6(r.vel, i)

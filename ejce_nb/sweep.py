@@ -66,7 +66,10 @@ client.
 Memory stays bounded by a few chunks whatever ``n`` is: locally one chunk is evaluated while the
 previous one waits and the one before is written (a writer thread overlaps the disk with the
 kernels), on Dask a worker holds two, and ``SweepResult`` summaries read one chunk at a
-time.  Progress: a tqdm bar (states/s, time left); ``progress=False`` turns it off.
+time.  A finished sweep leaves its buffers to the next one in the same process (``SPARE_BYTES``).
+Quantities of the same states share what they can: ``rnea`` and ``aba`` run on one forward sweep
+(``aba.rnea_and_aba``).  A new store is created on the writing thread while the first chunk is
+computed.  Progress: a tqdm bar (states/s, time left); ``progress=False`` turns it off.
 """
 import concurrent.futures
 import copy
@@ -1064,7 +1067,7 @@ def _evaluate(model, quantities, x, out, rows, offset, status, buf=None):
     ``status[rows]`` gets each sample's first non-zero ``ej.Status`` code over the quantities.
     ``offset`` is the sweep index of x's first sample (for error reports)."""
     ej = _ej()
-    from .aba import forward_dynamics
+    from .aba import forward_dynamics, rnea_and_aba
     from .rnea import inverse_dynamics
     own_buffer = (lambda name: buf(name, (len(q), model.nv))) if buf is not None and rows is None else (
         lambda name: None)
@@ -1072,6 +1075,15 @@ def _evaluate(model, quantities, x, out, rows, offset, status, buf=None):
     rows = slice(None) if rows is None else rows
     own = status[rows]
     kin = None
+    # rnea and aba of the same states share their forward sweep: one call gives both
+    names = {kind: name for name, kind, _ in quantities}
+    pair = None
+    if "rnea" in names and "aba" in names:
+        try:
+            pair = rnea_and_aba(model, q, x["qd"], x["qdd"], x["tau"], t=t,
+                                out=(own_buffer(names["rnea"]), own_buffer(names["aba"])))
+        except Exception as e:
+            raise _EvalError(names["rnea"], e, offset) from e
 
     def put(name, value):
         if name in out:
@@ -1085,7 +1097,9 @@ def _evaluate(model, quantities, x, out, rows, offset, status, buf=None):
     for name, kind, body in quantities:
         try:
             # rnea and aba by the functions their batch calls run, into the sweep's own buffers
-            if kind == "rnea":
+            if pair is not None and kind in ("rnea", "aba"):
+                value, st = pair[0] if kind == "rnea" else pair[1]
+            elif kind == "rnea":
                 value, st = inverse_dynamics(model, q, x["qd"], x["qdd"], t=t, errors="flag", out=own_buffer(name))
             elif kind == "aba":
                 value, st = forward_dynamics(model, q, x["qd"], x["tau"], t=t, errors="flag", out=own_buffer(name))
@@ -1184,6 +1198,31 @@ def _aligned_empty(shape, dtype=np.float64):
     raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
     at = -raw.ctypes.data % _ALIGN
     return raw[at:at + nbytes].view(dtype).reshape(shape)
+
+
+# Buffers of finished sweeps, kept for the next sweep of this process (by shape), up to this many
+# bytes: a sweep's buffers are tens of megabytes, and touching fresh memory costs a page fault per
+# page (about 2 ms a megabyte), which repeated sweeps, like repeated batch calls on malloc's
+# reused memory, need not pay again.
+SPARE_BYTES = 512 << 20
+_spare = {}
+_spare_lock = threading.Lock()
+
+
+def _take_spare(shape):
+    with _spare_lock:
+        pool = _spare.get(shape)
+        return pool.pop() if pool else None
+
+
+def _keep_spare(arrays):
+    """Give the arrays (each from ``_aligned_empty``) to the next sweep, within SPARE_BYTES."""
+    with _spare_lock:
+        held = sum(a.nbytes for pool in _spare.values() for a in pool)
+        for a in arrays:
+            if held + a.nbytes <= SPARE_BYTES:
+                _spare.setdefault(a.shape, []).append(a)
+                held += a.nbytes
 
 
 def _chunk_bytes(data, rows, fill, aligned):
@@ -1431,10 +1470,19 @@ class _Plan:
             a = pool.get(tag)
             rows = max(shape[0], self.chunk_size) if shape else 0
             if a is None or a.shape[1:] != tuple(shape[1:]) or a.shape[0] < shape[0]:
+                full = (rows,) + tuple(shape[1:])
                 # aligned, so that chunk files are written from it directly
-                a = pool[tag] = _aligned_empty((rows,) + tuple(shape[1:]))
+                a = _take_spare(full)
+                a = pool[tag] = a if a is not None else _aligned_empty(full)
             return a[:shape[0]]
         return buf
+
+    def release_buffers(self):
+        """Hand the scratch arrays to later sweeps of this process (when no chunk of this plan is
+        being computed or written any more)."""
+        arrays = [a for pool in self._buffers.values() for a in pool.values()]
+        self._buffers = {}
+        _keep_spare(arrays)
 
     # -- pickling: the model goes as its JSON form, open arrays and scratch stay behind
     def __getstate__(self):
@@ -1796,16 +1844,25 @@ class _Progress:
 
 
 # ============================================================================ running
-def _run_local(plan, pending, progress):
+def _run_local(plan, pending, progress, create=None):
     """Compute chunk after chunk on this thread while a second thread writes the previous ones:
     the writes overlap the serial parts of the batch calls.  Three slots of scratch inputs: when
     chunk i is computed, chunk i-1 may wait in the queue and chunk i-2 be in writing, and chunk
-    i-3 (the slot reused) is on disk.  Returns the number of flagged samples."""
+    i-3 (the slot reused) is on disk.  ``create``: a function that creates the store, which the
+    writing thread calls before its first write, while the first chunk is computed.  Returns the
+    number of flagged samples."""
     todo = queue.Queue(maxsize=1)
     failed = []
+    not_created = []
     flagged = [0]
 
     def writer():
+        if create is not None:
+            try:
+                create()
+            except BaseException as e:          # raised by the computing thread
+                not_created.append(e)
+                failed.append(e)
         while True:
             item = todo.get()
             if item is None:
@@ -1831,6 +1888,9 @@ def _run_local(plan, pending, progress):
         # the queued chunks are written before this returns, also on Ctrl-C
         todo.put(None)
         th.join()
+        if not_created:
+            raise not_created[0]
+    plan.release_buffers()
     if failed:
         raise failed[0]
     return flagged[0]
@@ -1907,11 +1967,15 @@ def _dask_task(plan, k, run):
     return (k,) + writer.run(k)
 
 
-def _drain(run):
-    """On a worker: finish the writes of the sweep run ``run``; the first failure, or None."""
+def _drain(run, finished=False):
+    """On a worker: finish the writes of the sweep run ``run``; the first failure, or None.
+    ``finished``: every task of the run has returned, and its buffers go to later sweeps."""
     with _WRITERS_LOCK:
         writers = [_WRITERS.pop(key) for key in [key for key in _WRITERS if key[0] == run]]
     failures = [w.drain() for w in writers]
+    if finished:
+        for plan in {id(w.plan): w.plan for w in writers}.values():
+            plan.release_buffers()
     return next((f for f in failures if f is not None), None)
 
 
@@ -1927,10 +1991,12 @@ def _run_dask(plan, pending, progress, client):
     try:
         for attempt in range(2):
             run = uuid.uuid4().hex[:8]
+            finished = False
             try:
                 flagged += _run_tasks(plan, plan_future, pending, progress, client, run)
+                finished = True
             finally:
-                failure = _drain_workers(client, run)
+                failure = _drain_workers(client, run, finished)
             if failure is not None:
                 raise failure
             missing = sorted(set(pending) - _done_chunks(plan.path, plan.nchunks, plan))
@@ -1945,10 +2011,10 @@ def _run_dask(plan, pending, progress, client):
         plan_future.release()
 
 
-def _drain_workers(client, run):
+def _drain_workers(client, run, finished=False):
     """Finish the writes of ``run`` on every worker that is still there; the first failure."""
     try:
-        results = client.run(_drain, run)
+        results = client.run(_drain, run, finished)
     except Exception as e:            # a worker lost meanwhile: its chunks show as missing
         logging.getLogger(__name__).warning("draining the workers' writes: %s", e)
         return None
@@ -2035,16 +2101,24 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
     plan = _Plan(model, n, quantities, out, sampler, chunk_size, seed, t, store_inputs)
     _check_out(plan)
     with _Lock(plan.path):
-        _init_store(plan)
-        _remove_partials(plan.path)
-        done = _done_chunks(plan.path, plan.nchunks, plan)
+        create = None
+        if scheduler is None and _root_attrs(plan.path) is None:
+            # a new store: created on the writing thread while the first chunk is computed
+            def create():
+                _init_store(plan)
+                _remove_partials(plan.path)
+            done = set()
+        else:
+            _init_store(plan)
+            _remove_partials(plan.path)
+            done = _done_chunks(plan.path, plan.nchunks, plan)
         pending = [k for k in range(plan.nchunks) if k not in done]
         initial = sum(plan.rows(k)[1] - plan.rows(k)[0] for k in done)
         bar = _Progress(bool(progress) and bool(pending), plan.n, initial, "sweep")
         t0 = time.perf_counter()
         try:
             if scheduler is None:
-                flagged = _run_local(plan, pending, bar)
+                flagged = _run_local(plan, pending, bar, create)
             else:
                 flagged = _run_dask(plan, pending, bar, scheduler)
         except _ChunkFailure as fail:

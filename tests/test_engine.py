@@ -236,6 +236,53 @@ def test_batches_of_lane_models_equal_lone_calls_bitwise():
         numba.set_num_threads(maxth)
 
 
+def test_rnea_and_aba_on_one_forward_sweep_are_the_two_calls_bitwise(model):
+    """``aba.rnea_and_aba`` (what a sweep of both runs) gives, state for state, the results and
+    statuses of ``rnea`` and ``aba`` called apart: in groups of lanes (with a gimbal lock, a state
+    near one, bad inputs and a quaternion far from unit among them), state by state on a model
+    without lanes, on a ragged tail, and on one or all threads."""
+    from ejce_nb.aba import rnea_and_aba
+    lane = _lane_tree()
+    B = 41
+    cases = []
+    for m, seed in ((lane, 21), (model, 22)):
+        Q, V, A = _states(m, B, seed)
+        TAU = np.random.default_rng(seed).normal(size=(B, m.nv))
+        cases.append((m, Q, V, A, TAU))
+    m, Q, V, A, TAU = cases[0]
+    zyx = m.q_slice(m.joint_index("j2")).start + 1
+    Q[9, zyx] = np.pi / 2                        # gimbal lock: aba singular, rnea computed
+    Q[14, zyx] = np.pi / 2 - 1e-5                # near it
+    Q[21, 0] = np.nan                            # bad for both
+    A[25, 0] = np.inf                            # bad for rnea only
+    TAU[33, 1] = np.nan                          # bad for aba only
+    qs = m.q_slice(m.joint_index("j4"))
+    Q[29, qs] *= 3.0
+    maxth = numba.config.NUMBA_NUM_THREADS
+    try:
+        for th in sorted({1, maxth}):
+            numba.set_num_threads(th)
+            for m, Q, V, A, TAU in cases:
+                for t in (0.0, np.linspace(0.0, 1.0, B)):
+                    (tau, st_r), (qdd, st_a) = rnea_and_aba(m, Q, V, A, TAU, t=t)
+                    tau2, st_r2 = ej.rnea(m, Q, V, A, t=t, errors="flag")
+                    qdd2, st_a2 = ej.aba(m, Q, V, TAU, t=t, errors="flag")
+                    np.testing.assert_array_equal(st_r, st_r2)
+                    np.testing.assert_array_equal(st_a, st_a2)
+                    np.testing.assert_array_equal(tau, tau2)
+                    np.testing.assert_array_equal(qdd, qdd2)
+    finally:
+        numba.set_num_threads(maxth)
+    m, Q, V, A, TAU = cases[0]
+    (tau, st_r), (qdd, st_a) = rnea_and_aba(m, Q, V, A, TAU)
+    assert [int(st_r[b]) for b in (9, 21, 25, 29, 33)] == [0, ej.Status.NONFINITE_INPUT, ej.Status.NONFINITE_INPUT,
+                                                           ej.Status.QUATERNION_NOT_UNIT, 0]
+    assert [int(st_a[b]) for b in (9, 14, 21, 25, 29, 33)] == [
+        ej.Status.SINGULAR_JOINT, ej.Status.NEAR_SINGULAR_JOINT, ej.Status.NONFINITE_INPUT, 0,
+        ej.Status.QUATERNION_NOT_UNIT, ej.Status.NONFINITE_INPUT]
+    assert np.all(np.isnan(qdd[9])) and np.all(np.isfinite(qdd[14])) and np.all(np.isfinite(tau[9]))
+
+
 def test_concurrent_calls_from_python_threads_equal_serial_calls(model):
     Q, V, A = _states(model, 64, 6)
     serial = [ej.rnea(model, Q[b], V[b], A[b]) for b in range(64)]

@@ -3,6 +3,7 @@ made of them, the documented input distributions, bitwise invariance to chunking
 workers, every stored output against the batch API on the stored inputs, per-sample status,
 inputs drawn again instead of stored, resume after SIGKILL, refused arguments, bounded memory,
 failing chunks, summaries, the zarr store and the command line."""
+import importlib
 import logging
 import os
 import signal
@@ -634,6 +635,45 @@ def test_memory_stays_bounded_by_a_few_chunks(arm, tmp_path):
     assert peak_sweep < 6 * chunk_bytes, (peak_sweep, chunk_bytes)
     assert peak_summary < 3 * chunk_bytes, (peak_summary, chunk_bytes)
     assert nchunks * chunk_bytes > 4 * peak_sweep
+
+
+def test_a_sweep_leaves_its_buffers_to_the_next_one(arm, tmp_path, monkeypatch):
+    """A finished sweep's buffers serve the next sweep of the process (which then touches no fresh
+    memory), within SPARE_BYTES, and change none of its bits."""
+    mod = importlib.import_module("ejce_nb.sweep")
+    monkeypatch.setattr(mod, "_spare", {})
+    ej.sweep(arm, 3000, ["rnea", "aba"], tmp_path / "a", chunk_size=1000, progress=False)
+    kept = [a for pool in mod._spare.values() for a in pool]
+    assert kept and sum(a.nbytes for a in kept) <= mod.SPARE_BYTES
+    taken = []
+    take = mod._take_spare
+
+    def counted(shape):
+        a = take(shape)
+        taken.append(a)
+        return a
+
+    monkeypatch.setattr(mod, "_take_spare", counted)
+    b = ej.sweep(arm, 3000, ["rnea", "aba"], tmp_path / "b", chunk_size=1000, seed=1, progress=False)
+    assert {id(a) for a in kept} <= {id(a) for a in taken if a is not None}
+    monkeypatch.setattr(mod, "_spare", {})
+    monkeypatch.setattr(mod, "SPARE_BYTES", 0)
+    c = ej.sweep(arm, 3000, ["rnea", "aba"], tmp_path / "c", chunk_size=1000, seed=1, progress=False)
+    assert mod._spare == {}
+    assert_same_bits(b, c)
+
+
+def test_a_store_that_cannot_be_created_stops_the_sweep(arm, tmp_path, monkeypatch):
+    """A new store is created beside the first chunk's computation; if that fails, its error
+    stops the sweep (and nothing waits for it)."""
+    mod = importlib.import_module("ejce_nb.sweep")
+
+    def cannot(plan):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mod, "_init_store", cannot)
+    with pytest.raises(OSError, match="No space left"):
+        ej.sweep(arm, 3000, ["rnea"], tmp_path / "full", chunk_size=1000, progress=False)
 
 
 # ---------------------------------------------------------------------------- bad input
