@@ -380,9 +380,9 @@ def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rn
 def rnea_and_aba(model, q, qd, qdd, tau, t=0.0, out=(None, None)):
     """``(rnea(q, qd, qdd), aba(q, qd, tau))`` of a batch with ``errors="flag"``: ((tau, status),
     (qdd, status)), bit for bit what the two calls return (the statuses as views, not copies),
-    in about the time of the aba alone
-    (``rnea_aba_many``).  ``out``: arrays the results are written into where they fit, as for
-    ``rnea.inverse_dynamics``.  A model with mimic joints makes the two calls."""
+    in about the time of the aba alone (``rnea_aba_many``).  ``out``: arrays the results are
+    written into where they fit, as for ``rnea.inverse_dynamics``.  A model with mimic joints (or
+    a single state) makes the two calls."""
     if model.has_mimic or np.ndim(q) != 2:
         return (inverse_dynamics(model, q, qd, qdd, t, errors="flag", out=out[0]),
                 forward_dynamics(model, q, qd, tau, t, errors="flag", out=out[1]))
