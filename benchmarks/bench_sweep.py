@@ -8,12 +8,12 @@ chunk as the sweep runs them); the kernels figure is the sweep's own evaluation 
 quantities on the same arrays (rnea and aba of one state share their forward sweep there:
 ``ejce_nb.aba.rnea_and_aba``), so that "sweep vs kernels" is what the drawing, the writing and the
 bookkeeping cost, and "sweep vs raw" what a sweep costs beside writing the loop of batch calls by
-hand; the sweep figure includes drawing the inputs, writing the outputs,
-their status and (``store_inputs=True``, the default) the inputs to the zarr store (flushed to
-disk) and the bookkeeping; each setting runs with the inputs stored and without.  Raw and sweep
-runs alternate and the best of ``--repeats`` is reported (other work on the machine slows
-whichever it meets), with the first sweep beside it, and the CPU seconds of each run (this process and the cluster's workers), which other load disturbs less
-than the clock.  The cluster's workers run one Numba thread each, so that the cluster and the
+hand.  The sweep figure includes drawing the inputs, writing the outputs, their status and
+(``store_inputs=True``, the default) the inputs to the zarr store (flushed to disk) and the
+bookkeeping; each setting runs with the inputs stored and without.  Raw and sweep runs alternate
+and the best of ``--repeats`` is reported (other work on the machine slows whichever it meets),
+with the first sweep beside it, and the CPU seconds of each run (this process and the cluster's
+workers), which other load disturbs less than the clock.  The cluster's workers run one Numba thread each, so that the cluster and the
 local process use the same cores.  A sweep leaves its buffers to the next sweep of its process:
 the warm-up sweeps (which compile the kernels) use other chunk shapes, so that the first sweep
 of the first setting, here and on the cluster, meets fresh memory and a page cache that has to
@@ -44,15 +44,15 @@ def raw_run(model, res, quantities, chunk_size, shared=False):
     rnea and aba by the one call that serves both from one forward sweep, as the sweep computes
     them (its kernels without its drawing, writing and bookkeeping)."""
     x = {k: np.asarray(res[k]) for k in res.inputs}
-    if shared:
-        from ejce_nb.aba import rnea_and_aba
-        pair = lambda s: rnea_and_aba(model, x["q"][s], x["qd"][s], x["qdd"][s], x["tau"][s])  # noqa: E731
-        quantities = ["pair"] + [q for q in quantities if q not in ("rnea", "aba")]
-    calls = {"pair": pair if shared else None,"rnea": lambda s: ej.rnea(model, x["q"][s], x["qd"][s], x["qdd"][s]),
+    calls = {"rnea": lambda s: ej.rnea(model, x["q"][s], x["qd"][s], x["qdd"][s]),
              "aba": lambda s: ej.aba(model, x["q"][s], x["qd"][s], x["tau"][s]),
              "mass_matrix": lambda s: ej.mass_matrix(model, x["q"][s]),
              "nonlinear_effects": lambda s: ej.nonlinear_effects(model, x["q"][s], x["qd"][s]),
              "kinetic_energy": lambda s: ej.kinetic_energy(model, x["q"][s], x["qd"][s])}
+    if shared:
+        from ejce_nb.aba import rnea_and_aba
+        calls["pair"] = lambda s: rnea_and_aba(model, x["q"][s], x["qd"][s], x["qdd"][s], x["tau"][s])
+        quantities = ["pair"] + [q for q in quantities if q not in ("rnea", "aba")]
     unknown = [q for q in quantities if q not in calls]
     if unknown:
         raise SystemExit(f"bench_sweep: no raw call for {unknown}")
