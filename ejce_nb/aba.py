@@ -353,28 +353,31 @@ def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rn
                             status_aba[b1, 1] = j
                 else:
                     for b1 in range(b, b + LANES):
-                        r = record_view(mb, R[c], 0)
-                        f1 = b1 if F.shape[0] > 1 else 0
-                        if status_rnea[b1, 0] == 0:
-                            rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, False, TAU_OUT[b1])
-                        if status_aba[b1, 0] == 0:
-                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, False, QDD[b1])
-                            status_aba[b1, 0] = st
-                            status_aba[b1, 1] = j
+                        rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, False, TAU_OUT,
+                                       QDD, status_rnea, status_aba)
                 b += LANES
         for b1 in range(b, end):
-            r = record_view(mb, R[c], 0)
-            f1 = b1 if F.shape[0] > 1 else 0
             st, j = inputs.check(m, Q[b1], V[b1], A[b1], 2, T[b1])
             status_rnea[b1, 0] = st
             status_rnea[b1, 1] = j
-            if st == 0:
-                rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, generic, TAU_OUT[b1])
             st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
-            if st == 0:
-                st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, generic, QDD[b1])
             status_aba[b1, 0] = st
             status_aba[b1, 1] = j
+            rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD,
+                           status_rnea, status_aba)
+
+
+@jit
+def rnea_aba_state(m, r, s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD, status_rnea, status_aba):
+    """State b1 alone, each algorithm where its input check passed (status 0): rnea, then aba on
+    the same record, whose forward sweep finds the joints and twists already at (q, qd, t)."""
+    f1 = b1 if F.shape[0] > 1 else 0
+    if status_rnea[b1, 0] == 0:
+        rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, generic, TAU_OUT[b1])
+    if status_aba[b1, 0] == 0:
+        st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, generic, QDD[b1])
+        status_aba[b1, 0] = st
+        status_aba[b1, 1] = j
 
 
 def rnea_and_aba(model, q, qd, qdd, tau, t=0.0, out=(None, None)):

@@ -2101,16 +2101,16 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
     plan = _Plan(model, n, quantities, out, sampler, chunk_size, seed, t, store_inputs)
     _check_out(plan)
     with _Lock(plan.path):
+        def prepare():
+            _init_store(plan)
+            _remove_partials(plan.path)
+
         create = None
         if scheduler is None and _root_attrs(plan.path) is None:
             # a new store: created on the writing thread while the first chunk is computed
-            def create():
-                _init_store(plan)
-                _remove_partials(plan.path)
-            done = set()
+            create, done = prepare, set()
         else:
-            _init_store(plan)
-            _remove_partials(plan.path)
+            prepare()
             done = _done_chunks(plan.path, plan.nchunks, plan)
         pending = [k for k in range(plan.nchunks) if k not in done]
         initial = sum(plan.rows(k)[1] - plan.rows(k)[0] for k in done)
