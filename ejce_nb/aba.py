@@ -7,7 +7,7 @@ in each body's outboard joint frame C_i, after the forward sweep (``kinematics.f
 and S_i, vJ_i, cJ_i of the joints):
 
   outward:  c_i = cJ_i + v_i x vJ_i,   I^A_i = I_i,   p^A_i = v_i x* I_i v_i - f_ext,i
-  inward:   U_i = I^A_i S_i,   D_i = S_i^T U_i,   u_i = tau_i - S_i^T p^A_i,
+  inward:   U_i = I^A_i S_i,   D_i = S_i^T U_i + diag(armature_i),   u_i = tau_i - S_i^T p^A_i,
             I^a = I^A_i - U_i D_i^-1 U_i^T,   p^a = p^A_i + I^a c_i + U_i D_i^-1 u_i,
             I^A_p += X_i^T I^a X_i,   p^A_p += X_i^T p^a
   outward:  a'_i = X_i a_p + c_i  (a_0 = -g),   qdd_i = D_i^-1 (u_i - U_i^T a'_i),
@@ -147,7 +147,7 @@ def aba_solve(m, r, s, tau, F, fb, qdd):
             # one velocity variable: D and u are numbers
             Sk = ld6(r.S, vs)
             Uk = sym_mul(Ai, Sk)
-            D = dot6(Sk, Uk)
+            D = dot6(Sk, Uk) + m.dof_armature[vs]
             u = get(tau, vs) - dot6(Sk, pi)
             if not D > PIVOT_TOL * ref * dot6(Sk, Sk):
                 if not dot6(Sk, Sk) > inputs.ZERO_COLUMN ** 2:
@@ -173,6 +173,8 @@ def aba_solve(m, r, s, tau, F, fb, qdd):
                 for j in range(nvj):
                     for k in range(j, nvj):
                         x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
+                        if j == k:
+                            x = x + m.dof_armature[vs + j]
                         store_row(s.W, j, k, x)
                         store_row(s.W, k, j, x)
                 massless, dep = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
@@ -337,7 +339,7 @@ def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rn
                     to_lanes(sg.lv, V, b)
                     to_lanes(sg.la, A, b)
                     forward(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), 2, has_f, False)
-                    rnea_forces(m, rg, sg, F, fb, sg.lo)
+                    rnea_forces(m, rg, sg, F, fb, sg.la, sg.lo)
                     from_lanes(TAU_OUT, b, sg.lo)
                     to_lanes(sg.la, TAU, b)
                     st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)

@@ -152,6 +152,10 @@ class ModelBuilder:
         self._bodies = []
         self._names = {"world": 0}
         self._joint_names = {}
+        # what a loader left out of the file it read (``Model.notes``)
+        self.notes = []
+        # names of q's entries, when the file names them (``Model.coordinate_names``)
+        self.coordinate_names = None
 
     def _resolve_parent(self, parent, who):
         if isinstance(parent, (int, np.integer)) and not isinstance(parent, bool):
@@ -168,7 +172,7 @@ class ModelBuilder:
     def add_body(self, name, parent="world", joint=None, placement=None, child_placement=None,
                  mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, joint_name=None,
                  q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None,
-                 inertia_as_written=False, damping=None, stiffness=None, spring_ref=None):
+                 inertia_as_written=False, damping=None, stiffness=None, spring_ref=None, armature=None):
         """Add a body attached to ``parent`` by ``joint``; returns the new body's index.
 
         ``inertia`` must be physically consistent (symmetric, positive semi-definite, triangle
@@ -188,7 +192,12 @@ class ModelBuilder:
         tau = -damping qd - stiffness (q - spring_ref), one number for all of the joint's velocity
         variables or one per variable (damping and stiffness >= 0).  A spring acts on a coordinate
         whose rate is its velocity variable, so a unit quaternion's rotation takes damping but
-        no stiffness.  The dynamics functions (rnea, aba, ...) leave them out."""
+        no stiffness.  The dynamics functions (rnea, aba, ...) leave them out.
+
+        ``armature``: rotor inertia of each of the joint's velocity variables (one number for all
+        or one per variable, >= 0), added to the mass matrix's diagonal, M += diag(armature), in
+        every algorithm (MuJoCo's ``armature``; a motor's rotor inertia times its gear ratio
+        squared)."""
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
         who = f"body {name!r}"
@@ -219,11 +228,11 @@ class ModelBuilder:
         mim = None if mimic is None else _mimic_spec(mimic, joint, who)
         if mim is not None and any(x is not None for x in (q_lower, q_upper, v_limit, effort_limit)):
             raise ModelError(f"{who}: a mimic joint has no coordinate of its own, so no limits")
-        if mim is not None and any(x is not None for x in (damping, stiffness, spring_ref)):
-            raise ModelError(f"{who}: damping, stiffness and spring_ref need a velocity variable of the joint's "
+        if mim is not None and any(x is not None for x in (damping, stiffness, spring_ref, armature)):
+            raise ModelError(f"{who}: damping, stiffness, spring_ref and armature need a velocity variable of the joint's "
                              "own; a mimic joint has none (give them to the joint it follows)")
         passive = (_passive(damping, joint, "damping", who, True), _passive(stiffness, joint, "stiffness", who, True),
-                   _passive(spring_ref, joint, "spring_ref", who, False))
+                   _passive(spring_ref, joint, "spring_ref", who, False), _passive(armature, joint, "armature", who, True))
         if getattr(joint, "quaternion", False):
             rot = slice(joint.nv - 3, joint.nv)
             for what, arr in (("stiffness", passive[1]), ("spring_ref", passive[2])):
@@ -234,7 +243,7 @@ class ModelBuilder:
                                      "(use a control law; damping is allowed)")
         nq, nv = (0, 0) if mim is not None else (joint.nq, joint.nv)
         if mim is not None:
-            passive = (np.zeros(0),) * 3
+            passive = (np.zeros(0),) * 4
         lims = (_limits(q_lower, nq, -np.inf, f"{who}: q_lower"),
                 _limits(q_upper, nq, np.inf, f"{who}: q_upper"),
                 _limits(v_limit, nv, np.inf, f"{who}: v_limit"),
@@ -289,7 +298,7 @@ class ModelBuilder:
         bs = self._bodies
         world = dict(name="world", parent=-1, joint=_specs.Fixed(), jname="world", P=Transform(),
                      C=Transform(), mass=0.0, com=np.zeros(3), inertia=np.zeros((3, 3)),
-                     lims=(np.zeros(0),) * 4, mimic=None, passive=(np.zeros(0),) * 3)
+                     lims=(np.zeros(0),) * 4, mimic=None, passive=(np.zeros(0),) * 4)
         rows = [world] + bs
         mimic = [None if b["mimic"] is None else self._resolve_mimic(b) for b in rows]
         return Model(
@@ -311,6 +320,9 @@ class ModelBuilder:
             dof_damping=np.concatenate([b["passive"][0] for b in rows]),
             dof_stiffness=np.concatenate([b["passive"][1] for b in rows]),
             dof_springref=np.concatenate([b["passive"][2] for b in rows]),
+            dof_armature=np.concatenate([b["passive"][3] for b in rows]),
+            notes=tuple(self.notes),
+            coordinate_names=self.coordinate_names,
         )
 
 
@@ -336,11 +348,12 @@ _FIELD_OF_MESSAGE = (("duplicate body name", "name"), ("body name", "name"), ("u
                      ("q_lower", "limits.q_lower"), ("q_upper", "limits.q_upper"), ("v_limit", "limits.v_limit"),
                      ("effort_limit", "limits.effort_limit"), ("a mimic joint", "limits"), ("mimic", "mimic"),
                      ("only a one-coordinate joint", "mimic"), ("damping", "dynamics.damping"),
-                     ("stiffness", "dynamics.stiffness"), ("spring_ref", "dynamics.spring_ref"))
+                     ("stiffness", "dynamics.stiffness"), ("spring_ref", "dynamics.spring_ref"),
+                     ("armature", "dynamics.armature"))
 
 _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_placement", "mass", "com",
                 "inertia", "inertia_as_written", "limits", "mimic", "dynamics"}
-_DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref"}
+_DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref", "armature"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
 _TOP_FIELDS = {"format", "version", "gravity", "bodies", "description"}
 
@@ -438,7 +451,7 @@ def builder_from_dict(d, source="model"):
         mimic = _json_mimic(body["mimic"], f"{where}.mimic") if "mimic" in body else None
         dyn = body.get("dynamics", {})
         if not isinstance(dyn, dict):
-            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', "
+            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', 'armature', "
                              f"got {dyn!r}")
         if set(dyn) - _DYNAMICS_FIELDS:
             raise ModelError(f"{where}.dynamics: unknown fields {sorted(set(dyn) - _DYNAMICS_FIELDS, key=str)} "
@@ -456,7 +469,8 @@ def builder_from_dict(d, source="model"):
                        q_lower=lim.get("q_lower"), q_upper=lim.get("q_upper"),
                        v_limit=lim.get("v_limit"), effort_limit=lim.get("effort_limit"),
                        mimic=mimic, inertia_as_written=as_written, damping=dyn.get("damping"),
-                       stiffness=dyn.get("stiffness"), spring_ref=dyn.get("spring_ref"))
+                       stiffness=dyn.get("stiffness"), spring_ref=dyn.get("spring_ref"),
+                       armature=dyn.get("armature"))
         except ModelError as e:
             raise ModelError(_field_path(where, body["name"], e)) from None
     # mimic sources may come later in the file: check them now, while the path is known

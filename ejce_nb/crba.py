@@ -1,7 +1,7 @@
 """The joint-space mass matrix by the composite rigid body algorithm (Featherstone, RBDA
 section 6.2) for any EJCE joint, and forward dynamics through it.
 
-    M(q, t) = sum_i J_i^T I_i J_i,   computed as   I^c_i = I_i + sum_{children c} X_c^T I^c_c X_c,
+    M(q, t) = sum_i J_i^T I_i J_i + diag(armature),   computed as   I^c_i = I_i + sum_{children c} X_c^T I^c_c X_c,
     M[i, i] = S_i^T I^c_i S_i,   M[j, i] = S_j^T (X_..^T I^c_i S_i)   for each ancestor j of i
 
 in each body's outboard joint frame C_i.  S depends on q (Euler angles, universal, spline and
@@ -70,6 +70,9 @@ def crba_state(m, r, s, q, t, generic, M):
                         v += r.S[vj + a, x] * F[k, x]
                     M[vj + a, vs + k] = v
                     M[vs + k, vj + a] = v
+    # rotor inertias (armature) on the diagonal
+    for k in range(M.shape[0]):
+        M[k, k] += m.dof_armature[k]
 
 
 @entry

@@ -1,6 +1,7 @@
 """Energies and centre of mass of the whole system.
 
-    T = 1/2 sum_i v_i^T I_i v_i          (v_i the body twist, including sigma of rheonomic joints;
+    T = 1/2 sum_i v_i^T I_i v_i + 1/2 sum_k armature_k qd_k^2
+                                         (v_i the body twist, including sigma of rheonomic joints;
                                            for scleronomic models T = 1/2 qd^T M(q) qd)
     V = - sum_i m_i g . c_i               (c_i the world position of body i's centre of mass)
     c = sum_i m_i c_i / sum_i m_i
@@ -37,6 +38,9 @@ def energy_state(m, r, s, q, v, t, level, generic, out):
         m0 += mass * c[0]
         m1 += mass * c[1]
         m2 += mass * c[2]
+    if level >= 1:
+        for k in range(m.dof_armature.shape[0]):
+            kin += 0.5 * m.dof_armature[k] * v[k] * v[k]
     out[0] = kin
     out[1] = pot
     out[2] = m0

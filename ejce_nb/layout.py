@@ -68,6 +68,7 @@ FLOAT_TABLES = (
     ("mot_axis", "nmot", 3),    # unit axis of each elementary motion, in the frame it moves
     ("mot_scale", "nmot", 0),   # amount per unit coordinate (mot_coord >= 0)
     ("gravity", "one", 3),
+    ("dof_armature", "nv", 0),  # rotor inertia of each velocity variable, added to M's diagonal
 )
 # the record of one state: (name, rows, columns)
 RECORD = (
@@ -303,6 +304,7 @@ def model_view(mb):
         rows(mf, mi[O_mot_axis], nm, 3),
         vec(mf, mi[O_mot_scale], nm),
         vec(mf, mi[O_gravity], 3),
+        vec(mf, mi[O_dof_armature], mi[H_NV]),
     )
 
 

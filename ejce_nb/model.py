@@ -20,6 +20,11 @@ in brackets are the same tables under the names of API.md:
                 tau_passive = -damping qd - stiffness (q - spring_ref) per velocity variable
                 (a spring only where the coordinate's rate is that variable: no unit quaternion);
                 the dynamics functions (rnea, aba, ...) do not include them
+  dof_armature      (nv,)       rotor inertia of each velocity variable (MuJoCo's armature, Drake's
+                rotor inertia times gear ratio squared): M(q) += diag(armature) in every algorithm
+                (rnea adds armature qdd, the ABA's D_i and the kinetic energy include it)
+  notes             tuple of str   what a loader left out of the file it read (``summary()`` lists them)
+  coordinate_names  tuple of str (nq,)   names of q's entries (``coordinate_names()``)
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
@@ -55,7 +60,7 @@ ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "join
           "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
           "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
           "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset",
-          "dof_damping", "dof_stiffness", "dof_springref")
+          "dof_damping", "dof_stiffness", "dof_springref", "dof_armature")
 
 
 # entity-prefixed table -> the name API.md gives it
@@ -100,14 +105,18 @@ class Model:
 
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
-                 joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None):
+                 joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
+                 dof_armature=None, notes=(), coordinate_names=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
                                joint_specs=joint_specs, parent=parent, joint_P=joint_P, joint_C=joint_C,
                                body_mass=body_mass, body_com=body_com, body_inertia=body_inertia, q_lower=q_lower,
                                q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
-                               dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref)
+                               dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
+                               dof_armature=dof_armature, notes=notes, coordinate_names=coordinate_names)
+        self.notes = tuple(str(n) for n in notes)
+        self._coordinate_names = None if coordinate_names is None else tuple(str(n) for n in coordinate_names)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -146,7 +155,7 @@ class Model:
         self.v_limit = np.asarray(v_limit, dtype=np.float64).reshape(self.nv)
         self.effort_limit = np.asarray(effort_limit, dtype=np.float64).reshape(self.nv)
         for name, x in (("dof_damping", dof_damping), ("dof_stiffness", dof_stiffness),
-                        ("dof_springref", dof_springref)):
+                        ("dof_springref", dof_springref), ("dof_armature", dof_armature)):
             object.__setattr__(self, name, np.zeros(self.nv) if x is None
                                else np.array(x, dtype=np.float64).reshape(self.nv))
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
@@ -237,7 +246,7 @@ class Model:
         floats = dict(jnt_params=self.joint_params, jnt_Xt=Xt, jnt_pt=pt, body_mass=self.body_mass,
                       body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
                       mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
-                      mot_scale=[x[3] for x in mots], gravity=self.gravity)
+                      mot_scale=[x[3] for x in mots], gravity=self.gravity, dof_armature=self.dof_armature)
         # a batch runs four states at a time when every joint is fixed, a product of screw motions
         # with constant scales or a quaternion joint (``lanes``); functions of the coordinates,
         # the jets path and user-defined joints evaluate one state
@@ -289,6 +298,17 @@ class Model:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ look-ups
+    def coordinate_names(self):
+        """Names of q's entries: as the file had them (an MJCF's joint names), else the joint's
+        name, with [k] when it has several coordinates."""
+        if self._coordinate_names is not None and len(self._coordinate_names) == self.nq:
+            return list(self._coordinate_names)
+        out = []
+        for j in range(1, self.nbodies + 1):
+            n = int(self.nq_joint[j])
+            out += [self.joint_names[j]] if n == 1 else [f"{self.joint_names[j]}[{k}]" for k in range(n)]
+        return out
+
     @property
     def njoints(self):
         return self.nbodies + 1
@@ -373,16 +393,16 @@ class Model:
             return cached
         from .transform import Transform
         n1 = self.nbodies + 1
-        lims = [[], [], [], [], [], [], []]
+        lims = [[], [], [], [], [], [], [], []]
         for j in range(n1):
             qs, vs = self.q_slice(j), self.v_slice(j)
             s = self.joint_specs[j]
             if self.joint_mimic[j] >= 0:
                 parts = (np.full(s.nq, -np.inf), np.full(s.nq, np.inf), np.full(s.nv, np.inf), np.full(s.nv, np.inf),
-                         np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv))
+                         np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv))
             else:
                 parts = (self.q_lower[qs], self.q_upper[qs], self.v_limit[vs], self.effort_limit[vs],
-                         self.dof_damping[vs], self.dof_stiffness[vs], self.dof_springref[vs])
+                         self.dof_damping[vs], self.dof_stiffness[vs], self.dof_springref[vs], self.dof_armature[vs])
             for acc, part in zip(lims, parts):
                 acc.append(part)
         m = Model(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
@@ -393,7 +413,7 @@ class Model:
                   q_lower=np.concatenate(lims[0]), q_upper=np.concatenate(lims[1]),
                   v_limit=np.concatenate(lims[2]), effort_limit=np.concatenate(lims[3]),
                   dof_damping=np.concatenate(lims[4]), dof_stiffness=np.concatenate(lims[5]),
-                  dof_springref=np.concatenate(lims[6]))
+                  dof_springref=np.concatenate(lims[6]), dof_armature=np.concatenate(lims[7]))
         object.__setattr__(self, "_expanded", m)
         return m
 
@@ -441,6 +461,9 @@ class Model:
                          + (f" mimics {self.joint_names[self.joint_mimic[i]]!r}"
                             f" x {self.joint_mimic_multiplier[i]:.6g} + {self.joint_mimic_offset[i]:.6g}"
                             if self.joint_mimic[i] >= 0 else ""))
+        if np.any(self.dof_armature != 0.0):
+            lines.append(f"armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
+        lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self):
@@ -474,7 +497,8 @@ class Model:
                 b["limits"] = lim
             dyn = {key: [float(x) for x in arr[vs]]
                    for key, arr in (("damping", self.dof_damping), ("stiffness", self.dof_stiffness),
-                                    ("spring_ref", self.dof_springref)) if np.any(arr[vs] != 0.0)}
+                                    ("spring_ref", self.dof_springref), ("armature", self.dof_armature))
+                   if np.any(arr[vs] != 0.0)}
             if dyn:
                 b["dynamics"] = dyn
             if self.joint_mimic[i] >= 0:

@@ -516,30 +516,36 @@ def driven():
 SHIPPED = {"spherical_paper": spherical_paper, "arm7": arm7, "humanoid": humanoid, "knee": knee,
            "driven": driven}
 SHIPPED_URDF = {"arm7.urdf": arm7_urdf, "quadruped.urdf": quadruped_urdf}
+# MJCF files written by hand (loading them needs the ``mujoco`` package)
+SHIPPED_MJCF = ("cartpole.xml",)
 
 
 def shipped_path(name):
     """Path of a shipped model file (``"arm7"`` -> .../ejce_nb/data/arm7.json)."""
-    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf")) else name + ".json")
+    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf", ".xml")) else name + ".json")
 
 
 def load(name_or_path, **urdf_options):
-    """A shipped model by name (``"arm7"``, see ``SHIPPED``), or a model file: ``.json`` (the
-    ejce_nb format) or ``.urdf`` (``urdf_options`` go to ``load_urdf``)."""
+    """A shipped model by name (``"arm7"``, see ``SHIPPED``; ``"cartpole.xml"``), or a model file:
+    ``.json`` (the ejce_nb format), ``.urdf`` (``urdf_options`` go to ``load_urdf``) or ``.xml``
+    (MJCF, through ``load_mjcf``, which needs the ``mujoco`` package)."""
     path = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
     if not isinstance(path, str):
         raise ModelError(f"load expects a model name or a file path, got {name_or_path!r}")
-    if path in SHIPPED or path in SHIPPED_URDF:
+    if path in SHIPPED or path in SHIPPED_URDF or path in SHIPPED_MJCF:
         path = shipped_path(path)
     if path.lower().endswith(".urdf"):
         from .urdf import load_urdf
         return load_urdf(path, **urdf_options)
     if urdf_options:
         raise ModelError(f"{path}: options {sorted(urdf_options)} apply to URDF files only")
+    if path.lower().endswith(".xml"):
+        from .mjcf import load_mjcf
+        return load_mjcf(path)
     if path.lower().endswith(".json") or os.path.exists(path):
         return Model.from_json(path)
     raise ModelError(f"{name_or_path!r} is neither a shipped model ({', '.join(SHIPPED)}) "
-                     "nor a .json or .urdf file")
+                     "nor a .json, .urdf or .xml (MJCF) file")
 
 
 def write_shipped(directory):

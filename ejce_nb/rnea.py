@@ -3,6 +3,8 @@ any EJCE joint.
 
     tau = M(q, t) qdd + h(q, qd, t) - sum_i J_i(q, t)^T f_ext,i
 
+(M includes the rotor inertias ``dof_armature`` on its diagonal: tau_k += armature_k qdd_k)
+
 in O(N): the forward sweep (``kinematics.forward``: v_i, a_i with a_0 = -g), then
 
     f_i = I_i a_i + v_i x* I_i v_i - f_ext,i
@@ -21,7 +23,7 @@ from numba.extending import overload
 from . import engine, inputs
 from ._jit import call, entry, jit, pjit
 from .kinematics import forward
-from .lanes import LANES, from_lanes, gather, lanes_of, put, to_lanes
+from .lanes import LANES, from_lanes, gather, get, lanes_of, put, to_lanes
 from .layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 from .spatial import (add6, crf, dot6, inertia_mul, ld3, ld6, ld9, st6, sub6, xforce_T)
 
@@ -59,13 +61,14 @@ def wrench_in_C(m, r, F, fb, i):
 @jit
 def rnea_state(m, r, s, q, v, a, t, F, fb, generic, tau):
     forward(m, r, s, q, v, a, t, 2, F.shape[0] > 0, generic)
-    rnea_forces(m, r, s, F, fb, tau)
+    rnea_forces(m, r, s, F, fb, a, tau)
 
 
 @jit
-def rnea_forces(m, r, s, F, fb, tau):
+def rnea_forces(m, r, s, F, fb, a, tau):
     """The two loops of RNEA after the forward sweep (twists and accelerations in r): the body
-    forces f_i outward, then tau_i = S_i^T f_i and f_p += X_i^T f_i inward."""
+    forces f_i outward, then tau_i = S_i^T f_i + armature_i qdd_i and f_p += X_i^T f_i inward
+    (``a`` the accelerations qdd the sweep ran with)."""
     has_f = F.shape[0] > 0
     n1 = m.body_parent.shape[0]
     for i in range(1, n1):
@@ -80,7 +83,7 @@ def rnea_forces(m, r, s, F, fb, tau):
     for i in range(n1 - 1, 0, -1):
         fi = ld6(s.f, i)
         for k in range(m.jnt_dofadr[i], m.jnt_dofadr[i] + m.jnt_nv[i]):
-            put(tau, k, dot6(ld6(r.S, k), fi))
+            put(tau, k, dot6(ld6(r.S, k), fi) + m.dof_armature[k] * get(a, k))
         l = m.body_parent[i]
         if l > 0:
             st6(s.f, l, add6(ld6(s.f, l), xforce_T(ld9(r.E, i), ld3(r.d, i), fi)))

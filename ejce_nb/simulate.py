@@ -590,8 +590,8 @@ def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP
 
 # ---------------------------------------------------------------------------- Trajectory
 def coordinate_names(model):
-    """Names of q's entries: the joint's name, with [k] when it has several coordinates."""
-    return _names(model, model.nq_joint)
+    """Names of q's entries (``Model.coordinate_names``)."""
+    return model.coordinate_names()
 
 
 def velocity_names(model):

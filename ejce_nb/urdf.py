@@ -25,7 +25,12 @@ Mapping (the README's "Loading URDF" says the same for users):
   * The root link is fixed to the world (``floating_base=None``) by a Fixed joint named
     ``root_joint``, or floats on a Free joint of that name.  A root link named ``world`` is the
     world itself.  Bodies are numbered depth-first, children in the order of their joints in the
-    file.  ``<visual>``, ``<collision>``, transmissions etc. are ignored.
+    file.  A joint whose parent is ``world`` with no ``<link name="world">`` in the file is
+    attached to the world (as Drake and MuJoCo read it).
+  * a ``<transmission>``'s ``<actuator>`` with ``<drake:rotor_inertia value=...>`` (and
+    ``<drake:gear_ratio value=...>``, default 1) gives its ``<joint>`` the armature
+    rotor_inertia * gear_ratio^2 (``Model.dof_armature``), Drake's reflected rotor inertia.
+  * ``<visual>``, ``<collision>``, the rest of transmissions etc. are ignored.
 """
 import os
 import warnings
@@ -295,6 +300,35 @@ def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inerti
     return model
 
 
+def _local(tag):
+    """An element's name without its namespace: ``{http://drake.mit.edu}rotor_inertia`` and
+    ``drake:rotor_inertia`` are both ``rotor_inertia``."""
+    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _rotor_inertias(robot, joints):
+    """{joint name: rotor_inertia * gear_ratio^2} from the transmissions' Drake extensions."""
+    out = {}
+    for k, tr in enumerate(robot.findall("transmission")):
+        who = f"transmission {tr.get('name') or f'#{k}'!r}"
+        found = {}
+        for act in tr.findall("actuator"):
+            for el in act:
+                name = _local(el.tag)
+                if name in ("rotor_inertia", "gear_ratio"):
+                    found[name] = _number(el, "value", f"{who}: <actuator>")
+        if "rotor_inertia" not in found:
+            continue
+        if found["rotor_inertia"] < 0:
+            raise ModelError(f"{who}: drake:rotor_inertia {found['rotor_inertia']} must not be negative")
+        for jel in tr.findall("joint"):
+            jn = jel.get("name")
+            if jn not in joints:
+                raise ModelError(f"{who}: <joint name={jn!r}>: no joint of that name")
+            out[jn] = found["rotor_inertia"] * found.get("gear_ratio", 1.0) ** 2
+    return out
+
+
 def _load(text, root_spec, floating, use_mimic, inertia_policy):
     """(model, [(link, defect, principal moments as written, balanced), ...] for every link
     whose inertia is inconsistent)."""
@@ -315,6 +349,10 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
         links[link.name] = link
     if not links:
         raise ModelError("no <link> elements")
+    # a parent named 'world' that the file does not declare is the world (Drake, MuJoCo)
+    if "world" not in links and any(p.get("link") == "world" for j in robot.findall("joint")
+                                    for p in j.findall("parent")):
+        links = {"world": _Link(ET.Element("link", name="world"), "link 'world'"), **links}
     joints = {}
     for k, el in enumerate(robot.findall("joint")):
         j = _Joint(el, links, f"joint #{k}")
@@ -394,6 +432,7 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
         inertia[name] = (balance_inertia(lk.inertia), False) if balanced else (lk.inertia, True)
         reports.append((name, lk.defect, np.linalg.eigvalsh(lk.inertia).tolist(), balanced))
 
+    armature = _rotor_inertias(robot, joints)
     b = ModelBuilder(gravity=GRAVITY)
     root_is_world = root == "world"
     if root_is_world and floating:
@@ -423,7 +462,8 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
                        mass=lk.mass, com=lk.com, inertia=I, inertia_as_written=as_written, joint_name=j.name,
                        q_lower=[j.lower] if one else None, q_upper=[j.upper] if one else None,
                        v_limit=[j.velocity] if one else None, effort_limit=[j.effort] if one else None,
-                       mimic=mim, damping=j.damping if one else None)
+                       mimic=mim, damping=j.damping if one else None,
+                       armature=armature.get(j.name) if one else None)
         except ModelError as e:
             msg = str(e)
             if name == "world":
