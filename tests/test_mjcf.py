@@ -1,0 +1,431 @@
+"""MJCF models through MuJoCo's compiler, against MuJoCo itself.
+
+MuJoCo's rigid-body references, with everything that is not rigid tree dynamics disabled
+(contacts, constraints, equalities, limits, passive forces, actuation, gravity compensation) and
+armature as written: ``mj_inverse`` with ``qacc`` given (M qacc + bias) against ``ej.rnea``,
+``mj_fullM`` against ``ej.mass_matrix``, and ``ej.aba`` of MuJoCo's inverse dynamics against the
+accelerations it was given (MuJoCo's ``mj_forward`` of the same forces is checked to give them
+too).  The published models are the MJCF files the ``mujoco``, ``dm_control`` and ``gymnasium``
+packages ship.
+"""
+import glob
+import os
+import site
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import ejce_nb as ej
+from ejce_nb import models
+
+mujoco = pytest.importorskip("mujoco", reason="MJCF loading needs the mujoco package")
+
+RTOL = 1e-9
+
+
+# ------------------------------------------------------------------------------ MuJoCo side
+def rigid_only(mj):
+    """Switch off in a compiled MuJoCo model what is not rigid tree dynamics."""
+    D = mujoco.mjtDisableBit
+    for flag in ("mjDSBL_CONTACT", "mjDSBL_CONSTRAINT", "mjDSBL_EQUALITY", "mjDSBL_LIMIT", "mjDSBL_PASSIVE",
+                 "mjDSBL_ACTUATION", "mjDSBL_FRICTIONLOSS", "mjDSBL_SPRING", "mjDSBL_DAMPER"):
+        if hasattr(D, flag):
+            mj.opt.disableflags |= int(getattr(D, flag))
+    mj.body_gravcomp[:] = 0.0
+    mj.eq_active0[:] = 0            # from_mujoco then couples no joints: MuJoCo's coordinates
+    return mj
+
+
+def random_state(mj, rng):
+    """q (MuJoCo's qpos around qpos0, unit quaternions), qd, qdd."""
+    q = mj.qpos0.copy()
+    for j in range(mj.njnt):
+        t, a = int(mj.jnt_type[j]), int(mj.jnt_qposadr[j])
+        if t == mujoco.mjtJoint.mjJNT_FREE:
+            q[a:a + 3] += rng.normal(size=3)
+            x = rng.normal(size=4)
+            q[a + 3:a + 7] = x / np.linalg.norm(x)
+        elif t == mujoco.mjtJoint.mjJNT_BALL:
+            x = rng.normal(size=4)
+            q[a:a + 4] = x / np.linalg.norm(x)
+        else:
+            q[a] += rng.uniform(-1.0, 1.0)
+    return q, rng.normal(size=mj.nv), rng.normal(size=mj.nv)
+
+
+def mujoco_dynamics(mj, q, qd, qdd):
+    """(tau = M qdd + bias, M, MuJoCo's forward accelerations under tau)."""
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.qvel[:], d.qacc[:] = q, qd, qdd
+    mujoco.mj_inverse(mj, d)
+    tau = d.qfrc_inverse.copy()
+    M = np.zeros((mj.nv, mj.nv))
+    mujoco.mj_fullM(mj, d, M)
+    d.qfrc_applied[:] = tau
+    mujoco.mj_forward(mj, d)
+    return tau, M, d.qacc.copy()
+
+
+def rel(x, ref):
+    return float(np.abs(np.asarray(x) - np.asarray(ref)).max() / max(1.0, float(np.abs(ref).max())))
+
+
+def check_against_mujoco(mj, model, rng, n=3):
+    for _ in range(n):
+        q, qd, qdd = random_state(mj, rng)
+        tau_mj, M_mj, qacc_mj = mujoco_dynamics(mj, q, qd, qdd)
+        assert rel(qacc_mj, qdd) < 1e-8          # the reference is consistent
+        assert rel(ej.rnea(model, q, qd, qdd), tau_mj) < RTOL
+        assert rel(ej.mass_matrix(model, q), M_mj) < RTOL
+        assert rel(ej.aba(model, q, qd, tau_mj), qdd) < RTOL
+
+
+def load_quiet(xml_or_path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ej.MJCFWarning)
+        return ej.load_mjcf(xml_or_path, **kw)
+
+
+def compiled(xml):
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+# ------------------------------------------------------------------------------ published models
+def published_models():
+    """The MJCF files of the installed mujoco, dm_control and gymnasium packages that MuJoCo
+    compiles on their own and that have degrees of freedom."""
+    found = []
+    for root in site.getsitepackages() + [site.getusersitepackages()]:
+        for pkg in ("mujoco", "dm_control", "gymnasium"):
+            found += glob.glob(os.path.join(root, pkg, "**", "*.xml"), recursive=True)
+    keep = []
+    for path in sorted(set(found)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mj = mujoco.MjModel.from_xml_path(path)
+        except Exception:           # a fragment (included by others), a schema, a missing asset
+            continue
+        if mj.nv > 0:
+            keep.append(path)
+    return keep
+
+
+PUBLISHED = published_models()
+
+
+def _short(path):
+    parts = path.replace(os.sep, "/").split("/")
+    for pkg in ("dm_control", "gymnasium", "mujoco"):
+        if pkg in parts:
+            return "/".join(parts[len(parts) - 1 - parts[::-1].index(pkg):])
+    return os.path.basename(path)
+
+
+def test_the_packages_ship_models():
+    if len(PUBLISHED) < 20:
+        pytest.skip(f"only {len(PUBLISHED)} MJCF files found: install dm_control and gymnasium (the test extra)")
+    names = {_short(p) for p in PUBLISHED}
+    assert {"dm_control/suite/humanoid.xml", "dm_control/suite/dog.xml"} <= names
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[_short(p) for p in PUBLISHED])
+def test_published_model_matches_mujoco(path):
+    mj = rigid_only(mujoco.MjModel.from_xml_path(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ej.MJCFWarning)
+        model = ej.from_mujoco(mj, source=path)
+    assert (model.nq, model.nv, model.nbodies) == (mj.nq, mj.nv, mj.nbody - 1)
+    assert np.array_equal(model.dof_armature, mj.dof_armature)
+    check_against_mujoco(mj, model, np.random.default_rng(abs(hash(_short(path))) % 2**32))
+
+
+def test_batches_with_armature_match_mujoco():
+    """The batch kernels (groups of states) carry armature as the one-state ones do."""
+    path = next((p for p in PUBLISHED if _short(p) == "dm_control/suite/humanoid.xml"), None)
+    if path is None:
+        pytest.skip("dm_control is not installed")
+    mj = rigid_only(mujoco.MjModel.from_xml_path(path))
+    model = ej.from_mujoco(mj, warn=False)
+    assert np.count_nonzero(model.dof_armature) > 0
+    rng = np.random.default_rng(5)
+    states = [random_state(mj, rng) for _ in range(9)]          # two groups of four and one more
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    ref = [mujoco_dynamics(mj, *s) for s in states]
+    TAU = np.array([r[0] for r in ref])
+    assert rel(ej.rnea(model, Q, V, A), TAU) < RTOL
+    assert rel(ej.mass_matrix(model, Q), np.array([r[1] for r in ref])) < RTOL
+    assert rel(ej.aba(model, Q, V, TAU), A) < RTOL
+    kin = ej.kinetic_energy(model, Q, V)
+    assert rel(kin, [0.5 * v @ r[1] @ v for v, r in zip(V, ref)]) < RTOL
+
+
+# ------------------------------------------------------------------------------ mapping rules
+MULTI = """
+<mujoco>
+  <compiler angle="radian"/>
+  <option gravity="0.3 -0.2 -9.81"/>
+  <worldbody>
+    <body name="a" pos="0.1 0.2 0.3" quat="0.9 0.1 0.3 -0.2">
+      <joint name="h1" type="hinge" axis="0 0 1" pos="0.05 0 0" ref="0.4"/>
+      <joint name="s1" type="slide" axis="1 1 0" ref="-0.2"/>
+      <joint name="h2" type="hinge" axis="1 0 0" pos="0 0.1 -0.05" ref="0.3"/>
+      <geom type="box" size="0.1 0.2 0.05" pos="0.1 0 0" euler="0.2 0.1 0" mass="1.3" contype="0" conaffinity="0"/>
+      <body name="b" pos="0 0 -0.4">
+        <joint name="ball" type="ball" pos="0.02 0.01 0"/>
+        <geom type="capsule" fromto="0 0 0 0.1 0 -0.3" size="0.03" contype="0" conaffinity="0"/>
+        <body name="c" pos="0 0 -0.3">
+          <joint name="slide" type="slide" axis="0 1 0" ref="0.1"/>
+          <geom type="sphere" size="0.05" pos="0 0.02 0" contype="0" conaffinity="0"/>
+        </body>
+      </body>
+    </body>
+    <body name="float" pos="1 0 0.5" euler="0.3 0.2 0.1">
+      <freejoint name="root"/>
+      <geom type="box" size="0.1 0.3 0.2" pos="0.05 0.1 0" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_several_joints_in_one_body_with_refs_and_anchors():
+    mj = rigid_only(compiled(MULTI))
+    model = ej.from_mujoco(mj)
+    a = model.body_index("a")
+    assert model.joint_names[a] == "h1+s1+h2"
+    assert isinstance(model.joint_specs[a], ej.joints.Composite) and model.nq_joint[a] == 3
+    assert model.coordinate_names() == (["h1", "s1", "h2"] + [f"ball[{k}]" for k in range(4)] + ["slide"]
+                                        + [f"root[{k}]" for k in range(7)])
+    check_against_mujoco(mj, model, np.random.default_rng(0), n=4)
+
+
+def test_coordinates_are_mujocos_qpos():
+    """The same q places every body where MuJoCo does (ref included: q is qpos, not qpos - ref)."""
+    mj = rigid_only(compiled(MULTI))
+    model = ej.from_mujoco(mj)
+    d = mujoco.MjData(mj)
+    rng = np.random.default_rng(3)
+    for q in [mj.qpos0.copy()] + [random_state(mj, rng)[0] for _ in range(3)]:
+        d.qpos[:] = q
+        mujoco.mj_kinematics(mj, d)
+        k = ej.forward_kinematics(model, q)
+        assert np.allclose(k.p, d.xpos, atol=1e-12)
+        assert np.allclose(k.R, d.xmat.reshape(-1, 3, 3), atol=1e-12)
+    # qpos0 (the refs) is the file's pose; neutral() is q = 0 with unit quaternions, another pose
+    assert not np.allclose(model.neutral(), mj.qpos0)
+
+
+def test_free_joint_velocities_are_mujocos():
+    """Free joint: [linear velocity of the body origin, world axes; angular velocity, body axes]."""
+    mj = rigid_only(compiled(MULTI))
+    model = ej.from_mujoco(mj)
+    q, qd, _ = random_state(mj, np.random.default_rng(7))
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.qvel[:] = q, qd
+    mujoco.mj_forward(mj, d)
+    b = model.body_index("float")
+    k = ej.forward_kinematics(model, q, qd)
+    vs = model.v_slice("root")
+    assert np.allclose(k.v[b], qd[vs][:3], atol=1e-12)
+    assert np.allclose(k.R[b].T @ k.omega[b], qd[vs][3:], atol=1e-12)
+    res = np.zeros(6)
+    mujoco.mj_objectVelocity(mj, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)     # [omega; v at the COM], world
+    v_com = k.v[b] + np.cross(k.omega[b], d.xipos[b] - d.xpos[b])
+    assert np.allclose(res[:3], k.omega[b], atol=1e-12) and np.allclose(res[3:], v_com, atol=1e-12)
+
+
+PASSIVE = """
+<mujoco>
+  <compiler angle="degree"/>
+  <worldbody>
+    <body name="l1">
+      <joint name="j1" type="hinge" axis="0 1 0" range="-30 60" limited="true" damping="0.7" stiffness="3"
+             springref="10" armature="0.25"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04" contype="0" conaffinity="0"/>
+      <body name="l2" pos="0 0 -0.5">
+        <joint name="j2" type="slide" axis="0 0 1" range="-0.1 0.2" damping="0.2" armature="0.05"/>
+        <joint name="j3" type="hinge" axis="1 0 0" limited="false" armature="0.1" frictionloss="0.1"/>
+        <geom type="sphere" size="0.1" pos="0 0 -0.1" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_armature_ranges_and_passive_terms():
+    model = load_quiet(PASSIVE)
+    assert np.allclose(model.dof_armature, [0.25, 0.05, 0.1])
+    assert np.allclose(model.dof_damping, [0.7, 0.2, 0.0])
+    assert np.allclose(model.dof_stiffness, [3.0, 0.0, 0.0])
+    assert np.allclose(model.dof_springref[0], np.deg2rad(10.0))
+    assert np.allclose(model.q_lower, [np.deg2rad(-30), -0.1, -np.inf])
+    assert np.allclose(model.q_upper, [np.deg2rad(60), 0.2, np.inf])
+    # armature is on the diagonal of M, nowhere else
+    mj = rigid_only(compiled(PASSIVE))
+    q, qd, qdd = random_state(mj, np.random.default_rng(1))
+    mj0 = rigid_only(compiled(PASSIVE))
+    mj0.dof_armature[:] = 0.0
+    M, M0 = ej.mass_matrix(model, q), mujoco_dynamics(mj0, q, qd, qdd)[1]
+    assert np.allclose(M - M0, np.diag([0.25, 0.05, 0.1]), atol=1e-13, rtol=0)
+    check_against_mujoco(mj, model, np.random.default_rng(2))
+    # the passive forces are MuJoCo's springs and dampers
+    full = compiled(PASSIVE)
+    d = mujoco.MjData(full)
+    d.qpos[:], d.qvel[:] = q, qd
+    mujoco.mj_forward(full, d)
+    ours = -model.dof_damping * qd - model.dof_stiffness * (q - model.dof_springref)
+    assert np.allclose(ours, d.qfrc_passive - d.qfrc_frictionloss if hasattr(d, "qfrc_frictionloss")
+                       else d.qfrc_passive, atol=1e-12)
+
+
+def test_simulate_matches_mujoco_rk4():
+    """A damped chain with armature, 1 s of RK4 at the same step on both sides."""
+    xml = PASSIVE.replace('frictionloss="0.1"', "").replace("<compiler", '<option integrator="RK4" timestep="0.001"/><compiler')
+    mj = compiled(xml)
+    D = mujoco.mjtDisableBit
+    mj.opt.disableflags |= int(D.mjDSBL_CONTACT) | int(D.mjDSBL_CONSTRAINT) | int(D.mjDSBL_ACTUATION)
+    model = load_quiet(xml)
+    q0, qd0 = np.array([0.3, 0.05, -0.4]), np.array([0.5, -0.1, 1.0])
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.qvel[:] = q0, qd0
+    for _ in range(1000):
+        mujoco.mj_step(mj, d)
+    traj = ej.simulate(model, q0, qd0, 1.0, 0.001, method="rk4")
+    assert np.abs(traj.q[-1] - d.qpos).max() < 1e-8
+    assert np.abs(traj.qd[-1] - d.qvel).max() < 1e-8
+
+
+COUPLED = """
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="l1">
+      <joint name="j1" type="hinge" axis="0 1 0" armature="0.1" damping="0.3"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04" contype="0" conaffinity="0"/>
+      <body name="l2" pos="0 0 -0.5">
+        <joint name="j2" type="hinge" axis="0 1 0" ref="0.2" armature="0.2" damping="0.1"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.03" contype="0" conaffinity="0"/>
+        <body name="l3" pos="0 0 -0.4">
+          <joint name="j3" type="slide" axis="1 0 0"/>
+          <geom type="sphere" size="0.05" contype="0" conaffinity="0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint name="lin" joint1="j2" joint2="j1" polycoef="0.1 -0.5 0 0 0"/>
+    <joint name="quad" joint1="j3" joint2="j1" polycoef="0 1 0.3 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_linear_joint_equality_is_a_mimic_joint():
+    with pytest.warns(ej.MJCFWarning, match="nonlinear polynomial joint couplings.*quad"):
+        model = ej.load_mjcf(COUPLED)
+    j2 = model.joint_index("j2")
+    assert model.joint_mimic[j2] == model.joint_index("j1")
+    assert model.joint_mimic_multiplier[j2] == -0.5
+    # q2 - ref2 = 0.1 - 0.5 (q1 - ref1), ref1 = 0, ref2 = 0.2
+    assert np.isclose(model.joint_mimic_offset[j2], 0.3)
+    assert (model.nq, model.nv) == (2, 2) and model.coordinate_names() == ["j1", "j3"]
+    # the coupled dynamics are MuJoCo's projected on the independent coordinates, armature and
+    # damping of the follower carried along
+    mj = rigid_only(compiled(COUPLED))
+    Gq, gq, Gv = model.mimic_map()
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q, qd, qdd = rng.normal(size=2), rng.normal(size=2), rng.normal(size=2)
+        tau_mj, M_mj, _ = mujoco_dynamics(mj, Gq @ q + gq, Gv @ qd, Gv @ qdd)
+        assert rel(ej.mass_matrix(model, q), Gv.T @ M_mj @ Gv) < RTOL
+        assert rel(ej.rnea(model, q, qd, qdd), Gv.T @ tau_mj) < RTOL
+    assert np.allclose(model.dof_damping, [0.3 + 0.25 * 0.1, 0.0])
+
+
+LEFT_OUT = """
+<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="j1" type="hinge" axis="0 1 0"/>
+      <geom name="g1" type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04"/>
+      <site name="s1" pos="0 0 -0.5"/>
+      <body name="b" pos="0 0 -0.5" gravcomp="1">
+        <joint name="j2" type="hinge" axis="0 1 0"/>
+        <geom type="sphere" size="0.05"/>
+        <site name="s2"/>
+      </body>
+    </body>
+    <body name="c" pos="1 0 0"><geom type="sphere" size="0.1"/></body>
+  </worldbody>
+  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial></tendon>
+  <equality><connect name="loop" body1="b" body2="c" anchor="0 0 0"/></equality>
+  <actuator><motor joint="j1"/><motor joint="j2"/></actuator>
+</mujoco>
+"""
+
+
+def test_one_warning_lists_what_was_left_out():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = ej.load_mjcf(LEFT_OUT)
+    mine = [w.message for w in caught if isinstance(w.message, ej.MJCFWarning)]
+    assert len(mine) == 1
+    text = str(mine[0])
+    for what in ("actuators: 2", "tendons: 1", "connect equalities", "loop", "contacts: 3 colliding geoms",
+                 "gravity compensation: 1 bodies"):
+        assert what in text
+    assert mine[0].notes and all(n in text for n in mine[0].notes)
+    assert len(model.notes) == len(mine[0].notes)
+    assert all(f"note: {n}" in model.summary() for n in model.notes)
+    # warn=False: the same notes, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ej.from_mujoco(compiled(LEFT_OUT), warn=False).notes == model.notes
+
+
+# ------------------------------------------------------------------------------ bad input
+def test_missing_file_names_it(tmp_path):
+    with pytest.raises(ej.ModelError, match="nothere.xml.*no such file"):
+        ej.load_mjcf(tmp_path / "nothere.xml")
+
+
+def test_mujoco_refusal_is_a_model_error_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<mujoco><worldbody><body><joint type='hinge'/></body></worldbody></mujoco>")
+    with pytest.raises(ej.ModelError, match=r"bad\.xml: MuJoCo refuses the model: .*mass and inertia"):
+        ej.load_mjcf(bad)
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<mujoco><worldbody><body>")
+    with pytest.raises(ej.ModelError, match=r"broken\.xml: MuJoCo refuses the model"):
+        ej.load_mjcf(broken)
+    mesh = tmp_path / "mesh.xml"
+    mesh.write_text("<mujoco><asset><mesh name='m' file='gone.stl'/></asset><worldbody><body>"
+                    "<joint type='hinge'/><geom type='mesh' mesh='m'/></body></worldbody></mujoco>")
+    with pytest.raises(ej.ModelError, match=r"mesh\.xml: MuJoCo refuses the model: .*gone\.stl"):
+        ej.load_mjcf(mesh)
+
+
+def test_a_tree_the_library_cannot_hold_names_the_body():
+    xml = ("<mujoco><worldbody><body name='odd'><joint type='hinge'/><joint name='bj' type='ball'/>"
+           "<geom size='0.1'/></body></worldbody></mujoco>")
+    with pytest.raises(ej.ModelError, match="body 'odd'.*ball joint among several"):
+        ej.load_mjcf(xml)
+
+
+# ------------------------------------------------------------------------------ entry points
+def test_shipped_cartpole_loads_by_name_and_through_the_cli():
+    with pytest.warns(ej.MJCFWarning, match="actuators: 1"):
+        model = models.load("cartpole.xml")
+    assert model.coordinate_names() == ["slider", "hinge"]
+    assert model.dof_armature.tolist() == [0.0, 0.01]
+    mj = rigid_only(mujoco.MjModel.from_xml_path(models.shipped_path("cartpole.xml")))
+    check_against_mujoco(mj, model, np.random.default_rng(9))
+    out = subprocess.run([sys.executable, "-m", "ejce_nb", "info", models.shipped_path("cartpole.xml")],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert out.returncode == 0, out.stderr
+    assert "slider" in out.stdout and "note: MJCF, not loaded: actuators: 1" in out.stdout
