@@ -261,7 +261,7 @@ def main():
     args = p.parse_args()
     B = 10_000 if args.quick else 100_000
     repeat = 3 if args.quick else 7
-    nchain = 100 if args.quick else 500
+    nchain = 100 if args.quick else 400
     rng = np.random.default_rng(0)
     path = args.model or find_humanoid()
     numba.set_num_threads(args.threads)
