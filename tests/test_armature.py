@@ -103,7 +103,9 @@ URDF = """<robot name="r" xmlns:drake="http://drake.mit.edu">
     <actuator name="m1"><drake:rotor_inertia value="0.002"/><drake:gear_ratio value="10"/></actuator>
   </transmission>
   <transmission name="t2">
-    <joint name="j2"/><actuator name="m2"><drake:rotor_inertia value="0.003"/></actuator>
+    <type>transmission_interface/SimpleTransmission</type>
+    <joint name="j2"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>
+    <actuator name="m2"><drake:rotor_inertia value="0.003"/></actuator>
   </transmission>
 </robot>"""
 
@@ -118,4 +120,25 @@ def test_urdf_world_parent_and_drake_rotor_inertia():
     M0 = ej.mass_matrix(ej.load_urdf(URDF.replace("drake:rotor_inertia", "drake:other")), q)
     assert np.allclose(ej.mass_matrix(m, q) - M0, np.diag([0.2, 0.003]), atol=1e-15, rtol=0)
     with pytest.raises(ej.ModelError, match="transmission 't2'.*no joint of that name"):
-        ej.load_urdf(URDF.replace('<joint name="j2"/>', '<joint name="nope"/>'))
+        ej.load_urdf(URDF.replace('<joint name="j2"><hardware', '<joint name="nope"><hardware'))
+
+
+def test_urdf_rotor_inertia_matches_drake():
+    """Drake's mass matrix includes each actuator's reflected inertia rotor_inertia * gear_ratio^2."""
+    pytest.importorskip("pydrake", reason="the Drake comparison needs the drake package")
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+    plant = MultibodyPlant(0.0)
+    Parser(plant).AddModelsFromString(URDF, "urdf")
+    plant.Finalize()
+    ctx = plant.CreateDefaultContext()
+    m = ej.load_urdf(URDF)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q, qd, qdd = rng.normal(size=(3, 2))
+        plant.SetPositions(ctx, q)
+        plant.SetVelocities(ctx, qd)
+        assert np.allclose(ej.mass_matrix(m, q), plant.CalcMassMatrix(ctx), atol=1e-14, rtol=0)
+        from pydrake.multibody.tree import MultibodyForces
+        tau = plant.CalcInverseDynamics(ctx, qdd, MultibodyForces(plant)) - plant.CalcGravityGeneralizedForces(ctx)
+        assert np.allclose(ej.rnea(m, q, qd, qdd), tau, atol=1e-13, rtol=0)
