@@ -40,6 +40,7 @@ Mapping (docs/API.md, "Loading MJCF", says the same for users):
     gravity compensation, flex, friction loss, fluid forces and the rest.
 """
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -96,7 +97,7 @@ def load_mjcf(path_or_xml, assets=None, warn=True):
             mj = mujoco.MjModel.from_xml_path(source, assets) if assets else mujoco.MjModel.from_xml_path(source)
         except (ValueError, TypeError) as e:
             raise ModelError(f"{source}: MuJoCo refuses the model: {e}") from None
-    return from_mujoco(mj, source=source, warn=warn, _stacklevel=3)
+    return from_mujoco(mj, source=source, warn=warn)
 
 
 def _quat_matrix(q):
@@ -113,7 +114,16 @@ def _name(mujoco, mj, kind, i, fallback):
     return n if n else fallback
 
 
-def from_mujoco(mjmodel, source=None, warn=True, _stacklevel=2):
+def _caller_level():
+    """The ``stacklevel`` of the first caller outside this package (the warning points there)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    return level
+
+
+def from_mujoco(mjmodel, source=None, warn=True):
     """The ``ej.Model`` of a compiled ``mujoco.MjModel`` (see the module's mapping).
 
     What is not rigid tree dynamics (contacts, actuators, tendons, most equalities, ...) is left
@@ -321,5 +331,5 @@ def from_mujoco(mjmodel, source=None, warn=True, _stacklevel=2):
     model = b.build()
     if warn and notes:
         warnings.warn(MJCFWarning(f"{source}: left out what is not rigid-body tree dynamics: " + "; ".join(notes),
-                                  source=source, notes=notes), stacklevel=_stacklevel)
+                                  source=source, notes=notes), stacklevel=_caller_level())
     return model

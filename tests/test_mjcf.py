@@ -429,3 +429,11 @@ def test_shipped_cartpole_loads_by_name_and_through_the_cli():
                          capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert out.returncode == 0, out.stderr
     assert "slider" in out.stdout and "note: MJCF, not loaded: actuators: 1" in out.stdout
+
+
+def test_the_warning_points_at_the_callers_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models.load("cartpole.xml")
+    assert [os.path.basename(w.filename) for w in caught if isinstance(w.message, ej.MJCFWarning)] == \
+        [os.path.basename(__file__)]
