@@ -87,7 +87,7 @@ def sweep(model, n, quantities, out, sampler=None, chunk_size=100_000, seed=0, t
             t0 = time.perf_counter()
             if pending:
                 _warm(plan) if session is None else session.warm()
-            compile_seconds = time.perf_counter() - t0
+            compile_seconds = time.perf_counter() - t0 if pending else 0.0
             bar = _Progress(bool(progress) and bool(pending), plan.n, initial)
             t0 = time.perf_counter()
             try:
