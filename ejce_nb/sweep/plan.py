@@ -93,6 +93,9 @@ def _array_paths(names):
 
 
 class Plan:
+    """The arguments of ``ej.sweep`` checked and bound to the model: the quantities, each input's
+    source, the arrays written, the store's description (``spec``) and its fingerprint."""
+
     def __init__(self, model, n, quantities, sampler, chunk_size, seed, t, store_inputs):
         if not isinstance(model, Model):
             raise ValueError(f"model must be an ej.Model (e.g. ej.models.load('arm7')), got {type(model).__name__}")
@@ -181,7 +184,7 @@ class Plan:
     def _buf(self, slot, name):
         """Scratch arrays of one input or of the outputs in one slot of this thread, kept from
         chunk to chunk of this sweep (fresh memory costs a page fault per page): the local runner
-        computes into one slot while it writes another."""
+        computes into one slot while it writes the other."""
         pool = self._buffers.setdefault((threading.get_ident(), slot, name), {})
 
         def buf(tag, shape):
