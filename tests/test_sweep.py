@@ -589,6 +589,18 @@ def test_different_arguments_on_a_sweep_are_refused(arm, tmp_path):
         ej.open_sweep(broken)
     fresh = ej.sweep(arm, 10, ["rnea"], broken, progress=False)
     assert fresh.complete and np.asarray(fresh["q"]).shape == (10, 7)
+    # a store of the previous format is read, and not resumed; older ones are refused
+    old = tmp_path / "old"
+    done = ej.sweep(arm, 10, ["rnea"], old, progress=False)
+    root = zarr.open_group(str(old), mode="r+")
+    spec = dict(root.attrs["ejce_nb.sweep"], version=3)
+    root.attrs.update({"ejce_nb.sweep": spec, "ejce_nb.sweep.fingerprint": "of version 3"})
+    assert np.array_equal(np.asarray(ej.open_sweep(old)["rnea"]), np.asarray(done["rnea"]))
+    with pytest.raises(ValueError, match="sweep format version 3, this ejce_nb writes 4"):
+        ej.sweep(arm, 10, ["rnea"], old, progress=False)
+    root.attrs["ejce_nb.sweep"] = dict(spec, version=2)
+    with pytest.raises(ValueError, match="sweep format version 2; this ejce_nb reads versions 3, 4"):
+        ej.open_sweep(old)
     with Lock(str(out)):
         with pytest.raises(ValueError, match="being written by another process"):
             ej.sweep(arm, 1000, ["rnea", "aba"], out, chunk_size=300, progress=False)

@@ -190,7 +190,8 @@ class Plan:
         def buf(tag, shape):
             a = pool.get(tag)
             if a is None or a.shape[1:] != tuple(shape[1:]) or a.shape[0] < shape[0]:
-                a = pool[tag] = np.empty((max(shape[0], self.chunk_size),) + tuple(shape[1:]))
+                rows = shape[0] if slot == "warm" else max(shape[0], self.chunk_size)
+                a = pool[tag] = np.empty((rows,) + tuple(shape[1:]))
             return a[:shape[0]]
         return buf
 
