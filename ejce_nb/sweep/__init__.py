@@ -16,7 +16,8 @@ The modules, in the order a sweep uses them:
   ``Tolerances`` and their binding to a model (the configuration manifold's samplers, the
   perturbed models of a tolerance study).
 * ``fingerprint``: the description of the arguments and its SHA-256 (a rerun with the same
-  arguments resumes; others are refused, naming what differs), the digest of this machine's libm.
+  arguments resumes; others are refused, naming what differs); ``libm``: the digest of this
+  machine's math library on a fixed draw.
 * ``quantities``: the registry of what a sweep evaluates, each by its batch call with
   ``errors="flag"`` (per-sample status), sharing work between quantities of the same states.
 * ``plan``: the checked arguments and the computation of any chunk.

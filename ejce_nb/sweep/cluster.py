@@ -10,15 +10,16 @@ import uuid
 
 import numpy as np
 
-from .fingerprint import numerics, package_hash
+from .._jit import _PKG
+from .fingerprint import package_hash
+from .libm import digest as numerics
 from .plan import STATUS, ChunkFailure
 from .store import Writer, done_chunks
 
 
 def _check_worker(plan):
     if package_hash() != plan.code:
-        import ejce_nb
-        raise RuntimeError(f"this worker runs ejce_nb from {ejce_nb.__file__} (sources {package_hash()}), "
+        raise RuntimeError(f"this worker runs ejce_nb from {_PKG} (sources {package_hash()}), "
                            f"not the client's (sources {plan.code}); install the same version on every "
                            "worker (or set PYTHONPATH)")
     if plan.regenerated and numerics() != plan.numerics:

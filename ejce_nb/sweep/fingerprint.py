@@ -1,6 +1,6 @@
 """What identifies a sweep: hashes of array and function inputs, the canonical description and
-its SHA-256 fingerprint, what differs between two descriptions (in words), the digest of this
-machine's math library on a fixed draw, and the hash of the package's sources."""
+its SHA-256 fingerprint, what differs between two descriptions (in words), and the hash of the
+package's sources.  (The digest of this machine's math library is ``libm.digest``.)"""
 import functools
 import hashlib
 import inspect
@@ -74,27 +74,6 @@ def package_hash():
     """Hash of this package's sources (the kernel cache's key): a Dask worker must run the same
     code as its client."""
     return _source_hash()
-
-
-@functools.lru_cache(maxsize=1)
-def numerics():
-    """Digest of a fixed draw through every transform of the samplers that calls libm
-    (the ziggurat's tail and wedges, the rotations' atan2, the quaternion perturbation's sine and
-    cosine, the tolerances' exp).  numpy's uniforms and IEEE arithmetic are the same on every
-    machine; these functions need not be, and two machines with the same digest draw the same
-    bits."""
-    from .manifold import quaternion_perturb, rotations_from_normals
-    from .params import exp_each
-    from .rng import key, normal_rows
-    z = np.empty((2048, 16))
-    normal_rows(key((0,), "numerics", 0), 0, z)
-    q = np.zeros((2048, 16))
-    rotations_from_normals(z, np.array([0, 4, 8, 12], dtype=np.int64), np.arange(4, dtype=np.int64), q)
-    quaternion_perturb(q, z, np.array([0], dtype=np.int64), np.array([5], dtype=np.int64))
-    h = hashlib.sha256()
-    for a in (z, q, exp_each(z)):
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:16]
 
 
 def diff(stored, given):

@@ -296,5 +296,3 @@ def source_from_description(name, d, model, n, t):
     if src.describe() != d:
         raise ValueError(f"the stored description of {name!r} does not rebuild its sampler")
     return src
-
-

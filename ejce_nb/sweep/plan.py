@@ -11,6 +11,7 @@ from ..errors import ModelError
 from ..model import Model
 from . import fingerprint, quantities as qty
 from .distributions import as_sampler
+from .libm import digest as numerics
 from .manifold import bind_source
 from .params import Params, param_rows
 from .sources import Constant
@@ -154,7 +155,7 @@ class Plan:
         }
         self.fingerprint = fingerprint.fingerprint(self.spec)
         self.code = fingerprint.package_hash()
-        self.numerics = fingerprint.numerics()
+        self.numerics = numerics()
         self._model = model
         self._buffers = {}
         self._opened = {}

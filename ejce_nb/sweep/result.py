@@ -7,10 +7,11 @@ from ..model import Model
 from . import summary
 from .arrays import SweepArray, _Fields
 from .distributions import Tolerances
-from .fingerprint import numerics
+from .libm import digest as numerics
 from .manifold import source_from_description
 from .params import Params, param_rows
 from .plan import STATUS, count
+from .plot import plot
 from .quantities import QUANTITIES
 from .store import Target, done_chunks, failures, read_root
 
@@ -207,5 +208,4 @@ class SweepResult:
         """Write a figure (PNG, PDF, ... by extension; default ``<out>.report.png`` beside a local
         store) of the histograms of the quantities (or ``names``) and, for each body pose, the
         workspace cloud; returns its path.  Needs matplotlib, imported here."""
-        from .plot import plot
         return plot(self, path, bins, max_points, names)
