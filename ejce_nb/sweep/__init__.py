@@ -23,7 +23,7 @@ The modules, in the order a sweep uses them:
 * ``plan``: the checked arguments and the computation of any chunk.
 * ``store``: the zarr store, written and read through zarr's public API only: a directory, a
   URL zarr opens (fsspec) or any zarr store object; each chunk's marker after its arrays.
-* ``local``, ``cluster``: the runners, local threads (the writes overlapping the kernels) or one
+* ``local``, ``cluster``: the runners, local threads (each chunk written as soon as it is computed) or one
   Dask task per chunk, each worker writing its chunks itself; ``api``: ``sweep``, ``open_sweep``.
 * ``result``, ``arrays``, ``summary``, ``plot``: reading the store (matplotlib only for a plot).
 

@@ -184,8 +184,8 @@ class Plan:
 
     def _buf(self, slot, name):
         """Scratch arrays of one input or of the outputs in one slot of this thread, kept from
-        chunk to chunk of this sweep (fresh memory costs a page fault per page): the local runner
-        computes into one slot while it writes the other."""
+        chunk to chunk of this sweep (fresh memory costs a page fault per page); the warm-up has
+        a slot of its own."""
         pool = self._buffers.setdefault((threading.get_ident(), slot, name), {})
 
         def buf(tag, shape):
