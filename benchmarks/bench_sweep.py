@@ -13,11 +13,10 @@ hand.  The sweep figure includes drawing the inputs, writing the outputs, their 
 bookkeeping; each setting runs with the inputs stored and without.  Raw and sweep runs alternate
 and the best of ``--repeats`` is reported (other work on the machine slows whichever it meets),
 with the first sweep beside it, and the CPU seconds of each run (this process and the cluster's
-workers), which other load disturbs less than the clock.  The cluster's workers run one Numba thread each, so that the cluster and the
-local process use the same cores.  A sweep leaves its buffers to the next sweep of its process:
-the warm-up sweeps (which compile the kernels) use other chunk shapes, so that the first sweep
-of the first setting, here and on the cluster, meets fresh memory and a page cache that has to
-grow, as a process's first sweep does; the later settings' first sweeps reuse those buffers.
+workers), which other load disturbs less than the clock.  The cluster's workers run one Numba
+thread each, so that the cluster and the local process use the same cores.  The sweep's own
+figures leave out its compile (``run_info["compile_seconds"]``, printed at the end: the warm-up
+sweeps compile every kernel first, so it is the cache load and the first-touch of a few states).
 """
 import argparse
 import os
@@ -65,6 +64,9 @@ def raw_run(model, res, quantities, chunk_size, shared=False):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+COMPILE = []
+
+
 def sweep_run(model, n, quantities, out, chunk_size, client=None, store_inputs=True):
     """(result, seconds, CPU seconds) of a sweep into a fresh directory."""
     if os.path.exists(out):
@@ -73,7 +75,8 @@ def sweep_run(model, n, quantities, out, chunk_size, client=None, store_inputs=T
     t0 = time.perf_counter()
     res = ej.sweep(model, n, quantities, out, chunk_size=chunk_size, scheduler=client, progress=False,
                    store_inputs=store_inputs)
-    return res, time.perf_counter() - t0, _cpu(client) - c0
+    COMPILE.append(res.run_info["compile_seconds"])
+    return res, time.perf_counter() - t0 - res.run_info["compile_seconds"], _cpu(client) - c0
 
 
 def compare(label, model, n, quantities, root, chunk_size, repeats, client=None, store_inputs=True):
@@ -141,6 +144,9 @@ def main(argv=None):
                 for stored in (True, False):
                     compare(f"LocalCluster, {args.workers} workers, {'stored' if stored else 'not stored'}", model,
                             n, quantities, root, args.chunk_size, args.repeats, client, store_inputs=stored)
+        print(f"compile_seconds of the sweeps (left out of their figures): first {COMPILE[0]:.2f} s, later "
+              f"{min(COMPILE[1:] or COMPILE):.3f}-{max(COMPILE[1:] or COMPILE):.3f} s")
+        print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -144,6 +144,8 @@ def run_sweep(args, out=None):
         rate = info["computed"] / max(info["seconds"], 1e-12)
         print(f"{res.path}: {info['computed']:,} states of {args.model} ({', '.join(res.quantities)}) in "
               f"{info['seconds']:.2f} s {where}: {rate:,.0f} states/s"
+              + (f" (after {info['compile_seconds']:.2f} s compiling or loading the kernels)"
+                 if info["compile_seconds"] >= 0.01 else "")
               + (f"; {info['resumed_chunks']} chunks were already done" if info["resumed_chunks"] else "")
               + (f"; {info['flagged']:,} samples flagged (see their status with ejce-nb report)"
                  if info["flagged"] else ""), file=out)
@@ -279,7 +281,7 @@ def main(argv=None):
     p_sweep.add_argument("--quantities", required=True,
                          help="comma-separated: rnea, aba, mass_matrix, nonlinear_effects, kinetic_energy, "
                               "joint_terms, forward_kinematics:BODY, body_jacobian:BODY")
-    p_sweep.add_argument("--out", required=True, help="directory of the store (rerun to resume)")
+    p_sweep.add_argument("--out", required=True, help="directory or URL of the zarr store (rerun to resume)")
     p_sweep.add_argument("--chunk-size", type=_count, default=100_000)
     p_sweep.add_argument("--seed", type=int, default=0)
     p_sweep.add_argument("--t", type=float, default=0.0, help="time of every state (rheonomic models)")
