@@ -135,7 +135,7 @@ def _mass(model, q2, t1, B, data, generic=False):
         crba_many(km._mb, R, S, per_state, qk, t1, generic, False, M, status)
         engine.release_batch(token)
     if mim is not None:
-        M = mim.Gv.T @ M @ mim.Gv
+        M = mim.mass(M)
     return M, status, km, qk
 
 
@@ -241,7 +241,7 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     R, S, per_state, token = engine.batch_workspace(km, n, None)
     crba_many(km._mb, R, S, per_state, qk, t1, False, True, Mk, status)
     engine.release_batch(token)
-    M = Mk if mim is None else mim.Gv.T @ Mk @ mim.Gv
+    M = Mk if mim is None else mim.mass(Mk)
     h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]
     rhs = np.ascontiguousarray(tau2 - h)
     out = np.empty((n, nv))
