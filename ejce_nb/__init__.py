@@ -18,6 +18,7 @@ from .check import check_joint, JointReport
 from .simulate import simulate, Trajectory, SimulationError, SimulationStatus
 from .control import control_law, ControlLaw
 from .urdf import InertiaWarning, load_urdf
+from .opensim import OpenSimWarning, load_opensim
 from . import models
 from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
                     StreamRNG)

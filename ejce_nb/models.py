@@ -516,21 +516,27 @@ def driven():
 SHIPPED = {"spherical_paper": spherical_paper, "arm7": arm7, "humanoid": humanoid, "knee": knee,
            "driven": driven}
 SHIPPED_URDF = {"arm7.urdf": arm7_urdf, "quadruped.urdf": quadruped_urdf}
+# OpenSim models written by hand (not generated)
+SHIPPED_OSIM = ("knee_patella.osim",)
 
 
 def shipped_path(name):
     """Path of a shipped model file (``"arm7"`` -> .../ejce_nb/data/arm7.json)."""
-    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf")) else name + ".json")
+    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf", ".osim")) else name + ".json")
 
 
 def load(name_or_path, **urdf_options):
-    """A shipped model by name (``"arm7"``, see ``SHIPPED``), or a model file: ``.json`` (the
-    ejce_nb format) or ``.urdf`` (``urdf_options`` go to ``load_urdf``)."""
+    """A shipped model by name (``"arm7"``, see ``SHIPPED``; ``"knee_patella.osim"``), or a
+    model file: ``.json`` (the ejce_nb format), ``.urdf`` (``urdf_options`` go to
+    ``load_urdf``) or ``.osim`` (OpenSim; the options go to ``load_opensim``)."""
     path = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
     if not isinstance(path, str):
         raise ModelError(f"load expects a model name or a file path, got {name_or_path!r}")
-    if path in SHIPPED or path in SHIPPED_URDF:
+    if path in SHIPPED or path in SHIPPED_URDF or path in SHIPPED_OSIM:
         path = shipped_path(path)
+    if path.lower().endswith(".osim"):
+        from .opensim import load_opensim
+        return load_opensim(path, **urdf_options)
     if path.lower().endswith(".urdf"):
         from .urdf import load_urdf
         return load_urdf(path, **urdf_options)
@@ -539,7 +545,7 @@ def load(name_or_path, **urdf_options):
     if path.lower().endswith(".json") or os.path.exists(path):
         return Model.from_json(path)
     raise ModelError(f"{name_or_path!r} is neither a shipped model ({', '.join(SHIPPED)}) "
-                     "nor a .json or .urdf file")
+                     "nor a .json, .urdf or .osim file")
 
 
 def write_shipped(directory):
