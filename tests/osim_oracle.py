@@ -25,6 +25,8 @@ class Oracle:
         self.m = osim.Model(str(path))
         self.m.updForceSet().clearAndDestroy()
         self.s = self.m.initSystem()
+        # coordinates not named (locked ones, welded by the loader) stay at their defaults
+        self.q0 = [self.s.getQ().get(k) for k in range(self.s.getNQ())]
         cs = self.m.getCoordinateSet()
         coords = {cs.get(i).getName(): cs.get(i) for i in range(cs.getSize())}
         self.names = list(names)
@@ -46,6 +48,8 @@ class Oracle:
 
     def _set(self, q, v=None):
         Q = osim.Vector(self.nq, 0.0)
+        for k, x in enumerate(self.q0):
+            Q.set(k, x)
         for k, x in zip(self.qi, q):
             Q.set(k, float(x))
         self.s.setQ(Q)
