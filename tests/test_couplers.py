@@ -162,3 +162,33 @@ def test_spline_errors_and_end_conditions():
     simm = ej.fn.Spline(0, xs, xs ** 3 - 2 * xs, end="simm")
     assert np.isclose(simm.derivatives(0.7)[0], 0.7 ** 3 - 1.4, atol=1e-12)
     assert not np.isclose(s.derivatives(0.2)[0], 0.2 ** 3 - 0.4, atol=1e-6)
+
+
+def test_coupler_within_a_joint_equals_the_joint_written_with_the_function():
+    """A two-coordinate Composite joint whose second coordinate is coupled to the first, against
+    the same mechanism written as one joint whose second rotation is the function itself."""
+    f = ej.fn.Spline(0, [-2, -1, 0, 0.5, 1.5, 2.5], [0.4, -0.2, 0.3, 0.9, 0.5, 0.1], end="simm")
+    I = np.diag([0.02, 0.03, 0.025])
+
+    def build(coupled):
+        b = ej.ModelBuilder()
+        if coupled:
+            joint = J.Composite([J.Rot((0, 0, 1), ej.fn.Linear([1.0, 0.0])), J.Trans((1, 0, 0), ej.fn.Poly(1, [0, 0.1])),
+                                 J.Rot((0, 1, 0), ej.fn.Linear([0.0, 1.0]))], 2)
+        else:
+            joint = J.Composite([J.Rot((0, 0, 1), ej.fn.Linear([1.0])), J.Trans((1, 0, 0), ej.fn.Spline(
+                0, f.x, 0.1 * f.y, end="simm")), J.Rot((0, 1, 0), f)], 1)
+        b.add_body("a", joint=joint, mass=1.0, com=(0.3, 0.01, 0.02), inertia=I)
+        b.add_body("b", parent="a", joint=J.Revolute((1, 0, 0)), placement=ej.Transform(translation=(0.4, 0, 0)),
+                   mass=0.7, com=(0.1, 0.2, 0), inertia=I)
+        if coupled:
+            b.add_coupler(("a_joint", 1), [("a_joint", 0)], f)
+        return b.build()
+
+    mc, mj = build(True), build(False)
+    rng = np.random.default_rng(7)
+    Q, V, A = rng.uniform(-1.5, 2, (6, 2)), rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
+    assert np.allclose(ej.rnea(mc, Q, V, A), ej.rnea(mj, Q, V, A), rtol=1e-12, atol=1e-12)
+    assert np.allclose(ej.mass_matrix(mc, Q), ej.mass_matrix(mj, Q), rtol=1e-12, atol=1e-12)
+    assert np.allclose(ej.aba(mc, Q, V, A), ej.aba(mj, Q, V, A), rtol=1e-10, atol=1e-10)
+    assert np.allclose(ej.forward_kinematics(mc, Q).p, ej.forward_kinematics(mj, Q).p, atol=1e-14)
