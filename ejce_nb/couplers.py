@@ -202,6 +202,19 @@ def expand_many(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, para
                      V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
 
 
+@jit
+def expand_loop(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                QF, VF, AF, G, QI, VI):
+    """``expand_many`` on one thread (a few states: no thread pool to wake)."""
+    nv1 = V.shape[0] - 1
+    na1 = A.shape[0] - 1
+    for b in range(Q.shape[0]):
+        bv = b if nv1 > 0 else 0
+        ba = b if na1 > 0 else 0
+        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
+                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+
+
 class Coupling:
     """The map of a model with couplers onto its expansion, for a batch of states (n, ...):
     ``expand`` computes q_full, v_full, a_full and keeps G (n, nv_full, nv) for the projections."""
@@ -230,7 +243,8 @@ class Coupling:
         self.G = np.empty((n, full.nv, self.model.nv))
         V = np.ascontiguousarray(v2, dtype=np.float64) if level >= 1 else np.zeros((1, self.model.nv))
         A = np.ascontiguousarray(a2, dtype=np.float64) if level >= 2 else np.zeros((1, self.model.nv))
-        expand_many(*self.tabs, np.ascontiguousarray(q2, dtype=np.float64), V, A, level, QF, VF, AF, self.G,
+        run = expand_many if n >= 64 else expand_loop
+        run(*self.tabs, np.ascontiguousarray(q2, dtype=np.float64), V, A, level, QF, VF, AF, self.G,
                     np.empty((n, MAX_IND)), np.empty((n, MAX_IND)))
         return QF, (VF if level >= 1 else None), (AF if level >= 2 else None)
 
@@ -241,13 +255,13 @@ class Coupling:
         """G^T tau_full, per state."""
         if self.Gv is not None:
             return tau_full @ self.Gv
-        return np.ascontiguousarray(np.einsum("bi,bij->bj", tau_full, self.G))
+        return np.ascontiguousarray((tau_full[:, None, :] @ self.G)[:, 0])
 
     def mass(self, M_full):
         """G^T M_full G, per state."""
         if self.Gv is not None:
             return self.Gv.T @ M_full @ self.Gv
-        return np.ascontiguousarray(np.einsum("bij,bik,bkl->bjl", self.G, M_full, self.G, optimize=True))
+        return np.ascontiguousarray(self.G.transpose(0, 2, 1) @ M_full @ self.G)
 
     def right(self, J_full):
         """J_full G, per state (J_full (n, r, nv_full))."""
