@@ -600,7 +600,10 @@ class Model:
         from .builder import inertia_defect
         bodies = []
         for i in range(1, self.nbodies + 1):
-            qs, vs = self.q_slice(i), self.v_slice(i)
+            # limits and passive forces per coordinate of the whole joint (a coupler's dependent
+            # coordinate has none: its entries are unbounded, zero)
+            lm = self.expanded()
+            qs, vs = lm.q_slice(i), lm.v_slice(i)
             b = {
                 "name": self.body_names[i],
                 "parent": self.body_names[self.parent[i]],
@@ -615,15 +618,15 @@ class Model:
             if inertia_defect(self.body_inertia[i]) is not None:    # a URDF's, kept as written
                 b["inertia_as_written"] = True
             lim = {}
-            for key, arr, s in (("q_lower", self.q_lower, qs), ("q_upper", self.q_upper, qs),
-                                ("v_limit", self.v_limit, vs), ("effort_limit", self.effort_limit, vs)):
+            for key, arr, s in (("q_lower", lm.q_lower, qs), ("q_upper", lm.q_upper, qs),
+                                ("v_limit", lm.v_limit, vs), ("effort_limit", lm.effort_limit, vs)):
                 if np.any(np.isfinite(arr[s])):
                     lim[key] = [float(x) if np.isfinite(x) else None for x in arr[s]]
             if lim:
                 b["limits"] = lim
             dyn = {key: [float(x) for x in arr[vs]]
-                   for key, arr in (("damping", self.dof_damping), ("stiffness", self.dof_stiffness),
-                                    ("spring_ref", self.dof_springref)) if np.any(arr[vs] != 0.0)}
+                   for key, arr in (("damping", lm.dof_damping), ("stiffness", lm.dof_stiffness),
+                                    ("spring_ref", lm.dof_springref)) if np.any(arr[vs] != 0.0)}
             if dyn:
                 b["dynamics"] = dyn
             full = self.expanded()

@@ -192,3 +192,19 @@ def test_coupler_within_a_joint_equals_the_joint_written_with_the_function():
     assert np.allclose(ej.mass_matrix(mc, Q), ej.mass_matrix(mj, Q), rtol=1e-12, atol=1e-12)
     assert np.allclose(ej.aba(mc, Q, V, A), ej.aba(mj, Q, V, A), rtol=1e-10, atol=1e-10)
     assert np.allclose(ej.forward_kinematics(mc, Q).p, ej.forward_kinematics(mj, Q).p, atol=1e-14)
+
+
+def test_json_keeps_limits_of_a_joint_with_a_coupled_coordinate():
+    b = ej.ModelBuilder()
+    b.add_body("a", joint=J.Composite([J.Rot((0, 0, 1), ej.fn.Linear([1.0, 0.0, 0.0])),
+                                       J.Rot((0, 1, 0), ej.fn.Linear([0.0, 1.0, 0.0])),
+                                       J.Trans((1, 0, 0), ej.fn.Linear([0.0, 0.0, 1.0]))], 3),
+               mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3) * 0.01, q_lower=[-1.0, -2.0, -0.1],
+               q_upper=[1.0, 2.0, 0.1], coordinate_names=["flex", "ab", "slide"], q_default=[0.2, 0.1, 0.0])
+    b.add_coupler("ab", ["flex"], ej.fn.Poly(0, [0.0, 0.5, 0.2]))
+    m = b.build()
+    assert m.coordinate_names == ("flex", "slide") and m.q_lower.tolist() == [-1.0, -0.1]
+    assert np.allclose(m.neutral(), [0.2, 0.0])
+    back = ej.Model.from_json(m.to_json())
+    assert back.coordinate_names == m.coordinate_names and back.q_lower.tolist() == m.q_lower.tolist()
+    assert back.couplers == m.couplers and np.array_equal(back.neutral(), m.neutral())
