@@ -19,6 +19,7 @@ from .simulate import simulate, Trajectory, SimulationError, SimulationStatus
 from .control import control_law, ControlLaw
 from .urdf import InertiaWarning, load_urdf
 from .mjcf import MJCFWarning, from_mujoco, load_mjcf
+from .opensim import OpenSimWarning, load_opensim
 from . import models
 from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
                     StreamRNG)

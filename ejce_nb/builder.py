@@ -7,6 +7,7 @@ import numpy as np
 
 from .errors import ModelError
 from .joints import specs as _specs
+from .joints import fn as _fn
 from .joints.fn import check_json_numbers
 from .model import Model, spatial_inertia
 from .transform import Transform, check_rotation, check_vector
@@ -154,8 +155,6 @@ class ModelBuilder:
         self._joint_names = {}
         # what a loader left out of the file it read (``Model.notes``)
         self.notes = []
-        # names of q's entries, when the file names them (``Model.coordinate_names``)
-        self.coordinate_names = None
 
     def _resolve_parent(self, parent, who):
         if isinstance(parent, (int, np.integer)) and not isinstance(parent, bool):
@@ -172,7 +171,8 @@ class ModelBuilder:
     def add_body(self, name, parent="world", joint=None, placement=None, child_placement=None,
                  mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, joint_name=None,
                  q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None,
-                 inertia_as_written=False, damping=None, stiffness=None, spring_ref=None, armature=None):
+                 inertia_as_written=False, damping=None, stiffness=None, spring_ref=None, armature=None,
+                 coordinate_names=None, q_default=None):
         """Add a body attached to ``parent`` by ``joint``; returns the new body's index.
 
         ``inertia`` must be physically consistent (symmetric, positive semi-definite, triangle
@@ -197,7 +197,13 @@ class ModelBuilder:
         ``armature``: rotor inertia of each of the joint's velocity variables (one number for all
         or one per variable, >= 0), added to the mass matrix's diagonal, M += diag(armature), in
         every algorithm (MuJoCo's ``armature``; a motor's rotor inertia times its gear ratio
-        squared)."""
+        squared).  Limits, passive terms and armature of a coupler's dependent coordinate are
+        dropped (it has no velocity variable of its own).
+
+        ``coordinate_names``: one name per coordinate of the joint (default: the joint's name,
+        with ``[k]`` when it has several); ``q_default``: the joint's default coordinates
+        (``model.neutral()``; default the joint's neutral ones).  Both count every coordinate of
+        the joint, a coupler's dependent ones included."""
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
         who = f"body {name!r}"
@@ -229,10 +235,12 @@ class ModelBuilder:
         if mim is not None and any(x is not None for x in (q_lower, q_upper, v_limit, effort_limit)):
             raise ModelError(f"{who}: a mimic joint has no coordinate of its own, so no limits")
         if mim is not None and any(x is not None for x in (damping, stiffness, spring_ref, armature)):
-            raise ModelError(f"{who}: damping, stiffness, spring_ref and armature need a velocity variable of the joint's "
+            raise ModelError(f"{who}: damping, stiffness, spring_ref and armature need a velocity variable of the "
+                             "joint's "
                              "own; a mimic joint has none (give them to the joint it follows)")
         passive = (_passive(damping, joint, "damping", who, True), _passive(stiffness, joint, "stiffness", who, True),
-                   _passive(spring_ref, joint, "spring_ref", who, False), _passive(armature, joint, "armature", who, True))
+                   _passive(spring_ref, joint, "spring_ref", who, False),
+                   _passive(armature, joint, "armature", who, True))
         if getattr(joint, "quaternion", False):
             rot = slice(joint.nv - 3, joint.nv)
             for what, arr in (("stiffness", passive[1]), ("spring_ref", passive[2])):
@@ -250,12 +258,84 @@ class ModelBuilder:
                 _limits(effort_limit, nv, np.inf, f"{who}: effort_limit"))
         if np.any(lims[0] > lims[1]):
             raise ModelError(f"{who}: q_lower {lims[0].tolist()} exceeds q_upper {lims[1].tolist()}")
+        cn = None
+        if coordinate_names is not None:
+            cn = [coordinate_names] if isinstance(coordinate_names, str) else list(coordinate_names)
+            if len(cn) != joint.nq or not all(isinstance(x, str) and x for x in cn):
+                raise ModelError(f"{who}: coordinate_names must be {joint.nq} non-empty strings, got {coordinate_names!r}")
+        qdef = None
+        if q_default is not None:
+            try:
+                qdef = np.array(q_default, dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                qdef = None
+            if qdef is None or qdef.shape != (joint.nq,) or not np.all(np.isfinite(qdef)):
+                raise ModelError(f"{who}: q_default must be {joint.nq} finite numbers, got {q_default!r}")
         self._bodies.append(dict(name=name, parent=p, joint=joint, jname=jname, P=P, C=Cp, mass=m,
-                                 com=c, inertia=I, lims=lims, mimic=mim, passive=passive))
+                                 com=c, inertia=I, lims=lims, mimic=mim, passive=passive, cnames=cn, qdef=qdef))
         idx = len(self._bodies)
         self._names[name] = idx
         self._joint_names[jname] = idx
         return idx
+
+    def add_coupler(self, dependent, independent, function, scale=1.0):
+        """Make a coordinate a function of others: ``q_dependent = scale * function(q_i0, q_i1, ...)``
+        (``function`` an ``ej.fn`` function whose coordinate k is ``independent[k]``).  The
+        dependent coordinate leaves the model's q and v and every algorithm gives the exact
+        reduced dynamics (``ej.couplers``).  A coordinate is named by its joint (name or index;
+        a one-coordinate joint), ``(joint, k)`` (coordinate k of the joint) or a name of
+        ``coordinate_names``; ``independent`` is one coordinate or a list.  Joints may be added
+        after the coupler; ``build()`` checks it (no chains, no cycles, no coordinate coupled
+        twice)."""
+        if not isinstance(independent, list):
+            independent = list(independent) if (isinstance(independent, tuple) and independent
+                                                 and isinstance(independent[0], (tuple, list))) else [independent]
+        if not isinstance(function, _fn.Function):
+            raise ModelError(f"coupler of {dependent!r}: function must be an ej.fn function, got {function!r}")
+        try:
+            scale = float(scale)
+        except (TypeError, ValueError):
+            raise ModelError(f"coupler of {dependent!r}: scale must be a number, got {scale!r}") from None
+        self._couplers = getattr(self, "_couplers", [])
+        self._couplers.append((dependent, independent, function, scale))
+
+    def _coordinate(self, ref, who):
+        """(joint index, coordinate in the joint) of a coordinate reference (see add_coupler)."""
+        if isinstance(ref, (tuple, list)) and len(ref) == 2 and not isinstance(ref[1], bool) \
+                and isinstance(ref[1], (int, np.integer)):
+            j = self._joint_ref(ref[0], who)
+            k = int(ref[1])
+            nq = self._bodies[j - 1]["joint"].nq
+            if not 0 <= k < nq:
+                raise ModelError(f"{who}: joint {self._bodies[j - 1]['jname']!r} has no coordinate {k} (nq = {nq})")
+            return j, k
+        if isinstance(ref, str) and ref not in self._joint_names:
+            for j, b in enumerate(self._bodies, start=1):
+                if b["cnames"] is not None and ref in b["cnames"]:
+                    return j, b["cnames"].index(ref)
+            raise ModelError(f"{who}: no joint or coordinate named {ref!r}")
+        j = self._joint_ref(ref, who)
+        if self._bodies[j - 1]["joint"].nq != 1:
+            raise ModelError(f"{who}: joint {self._bodies[j - 1]['jname']!r} has {self._bodies[j - 1]['joint'].nq} "
+                             "coordinates; name one as (joint, k)")
+        return j, 0
+
+    def _joint_ref(self, ref, who):
+        if isinstance(ref, str):
+            if ref not in self._joint_names:
+                raise ModelError(f"{who}: no joint named {ref!r}")
+            return self._joint_names[ref]
+        if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) and 1 <= ref <= len(self._bodies):
+            return int(ref)
+        raise ModelError(f"{who}: expected a joint name or index (1..{len(self._bodies)}), got {ref!r}")
+
+    def _resolved_couplers(self):
+        from .couplers import Coupler
+        out = []
+        for dep, ind, f, scale in getattr(self, "_couplers", []):
+            who = f"coupler of {dep!r}"
+            out.append(Coupler(self._coordinate(dep, who), [self._coordinate(x, who) for x in ind], f, scale))
+        return out
 
     @staticmethod
     def _placement(T, who):
@@ -298,9 +378,29 @@ class ModelBuilder:
         bs = self._bodies
         world = dict(name="world", parent=-1, joint=_specs.Fixed(), jname="world", P=Transform(),
                      C=Transform(), mass=0.0, com=np.zeros(3), inertia=np.zeros((3, 3)),
-                     lims=(np.zeros(0),) * 4, mimic=None, passive=(np.zeros(0),) * 4)
+                     lims=(np.zeros(0),) * 4, mimic=None, passive=(np.zeros(0),) * 4, cnames=None, qdef=None)
         rows = [world] + bs
         mimic = [None if b["mimic"] is None else self._resolve_mimic(b) for b in rows]
+        couplers = self._resolved_couplers()
+        dep = {c.dependent for c in couplers} | {(j, 0) for j, m in enumerate(mimic) if m is not None}
+        # limits, velocity limits and passive forces are given per joint coordinate; a coupler's
+        # dependent coordinate has none of its own
+        cut = []
+        for j, b in enumerate(rows):
+            n = b["joint"].nq if b["mimic"] is None else 0
+            keep = np.array([(j, k) not in dep for k in range(n)], dtype=bool)
+            keepv = keep if b["joint"].nq == b["joint"].nv else np.ones(len(b["lims"][2]), dtype=bool)
+            cut.append((keep, keepv))
+        names = None
+        if any(b["cnames"] is not None for b in rows):
+            names = []
+            for b in rows[1:]:
+                s = b["joint"]
+                names += b["cnames"] if b["cnames"] is not None else (
+                    [b["jname"]] if s.nq == 1 else [f"{b['jname']}[{k}]" for k in range(s.nq)])
+        qdef = None
+        if any(b["qdef"] is not None for b in rows):
+            qdef = np.concatenate([b["qdef"] if b["qdef"] is not None else b["joint"].neutral() for b in rows])
         return Model(
             gravity=self.gravity,
             body_names=[b["name"] for b in rows],
@@ -312,17 +412,17 @@ class ModelBuilder:
             body_mass=[b["mass"] for b in rows],
             body_com=[b["com"] for b in rows],
             body_inertia=[b["inertia"] for b in rows],
-            q_lower=np.concatenate([b["lims"][0] for b in rows]),
-            q_upper=np.concatenate([b["lims"][1] for b in rows]),
-            v_limit=np.concatenate([b["lims"][2] for b in rows]),
-            effort_limit=np.concatenate([b["lims"][3] for b in rows]),
+            q_lower=np.concatenate([b["lims"][0][k] for b, (k, _) in zip(rows, cut)]),
+            q_upper=np.concatenate([b["lims"][1][k] for b, (k, _) in zip(rows, cut)]),
+            v_limit=np.concatenate([b["lims"][2][k] for b, (_, k) in zip(rows, cut)]),
+            effort_limit=np.concatenate([b["lims"][3][k] for b, (_, k) in zip(rows, cut)]),
             joint_mimic=mimic,
-            dof_damping=np.concatenate([b["passive"][0] for b in rows]),
-            dof_stiffness=np.concatenate([b["passive"][1] for b in rows]),
-            dof_springref=np.concatenate([b["passive"][2] for b in rows]),
-            dof_armature=np.concatenate([b["passive"][3] for b in rows]),
+            dof_damping=np.concatenate([b["passive"][0][k] for b, (_, k) in zip(rows, cut)]),
+            dof_stiffness=np.concatenate([b["passive"][1][k] for b, (_, k) in zip(rows, cut)]),
+            dof_springref=np.concatenate([b["passive"][2][k] for b, (_, k) in zip(rows, cut)]),
+            dof_armature=np.concatenate([b["passive"][3][k] for b, (_, k) in zip(rows, cut)]),
+            couplers=couplers, coordinate_names=names, q_default=qdef,
             notes=tuple(self.notes),
-            coordinate_names=self.coordinate_names,
         )
 
 
@@ -352,10 +452,10 @@ _FIELD_OF_MESSAGE = (("duplicate body name", "name"), ("body name", "name"), ("u
                      ("armature", "dynamics.armature"))
 
 _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_placement", "mass", "com",
-                "inertia", "inertia_as_written", "limits", "mimic", "dynamics"}
+                "inertia", "inertia_as_written", "limits", "mimic", "dynamics", "coordinate_names", "q_default"}
 _DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref", "armature"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
-_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description"}
+_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description", "couplers"}
 
 
 def _field_path(where, body_name, err):
@@ -451,7 +551,8 @@ def builder_from_dict(d, source="model"):
         mimic = _json_mimic(body["mimic"], f"{where}.mimic") if "mimic" in body else None
         dyn = body.get("dynamics", {})
         if not isinstance(dyn, dict):
-            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', 'armature', "
+            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', "
+                             "'armature', "
                              f"got {dyn!r}")
         if set(dyn) - _DYNAMICS_FIELDS:
             raise ModelError(f"{where}.dynamics: unknown fields {sorted(set(dyn) - _DYNAMICS_FIELDS, key=str)} "
@@ -469,8 +570,10 @@ def builder_from_dict(d, source="model"):
                        q_lower=lim.get("q_lower"), q_upper=lim.get("q_upper"),
                        v_limit=lim.get("v_limit"), effort_limit=lim.get("effort_limit"),
                        mimic=mimic, inertia_as_written=as_written, damping=dyn.get("damping"),
-                       stiffness=dyn.get("stiffness"), spring_ref=dyn.get("spring_ref"),
-                       armature=dyn.get("armature"))
+                       stiffness=dyn.get("stiffness"), spring_ref=dyn.get("spring_ref"), armature=dyn.get("armature"),
+                       coordinate_names=body.get("coordinate_names"),
+                       q_default=check_json_numbers(body["q_default"], f"{where}.q_default")
+                       if "q_default" in body else None)
         except ModelError as e:
             raise ModelError(_field_path(where, body["name"], e)) from None
     # mimic sources may come later in the file: check them now, while the path is known
@@ -480,4 +583,31 @@ def builder_from_dict(d, source="model"):
                 b._resolve_mimic(body)
             except ModelError as e:
                 raise ModelError(f"{source}: bodies[{i}].mimic: {e}") from None
+    couplers = d.get("couplers", [])
+    if not isinstance(couplers, list):
+        raise ModelError(f"{source}: couplers: expected a list of coupler objects")
+    for i, c in enumerate(couplers):
+        where = f"{source}: couplers[{i}]"
+        if not isinstance(c, dict) or set(c) - {"dependent", "independent", "function", "scale"} \
+                or not {"dependent", "independent", "function"} <= set(c):
+            raise ModelError(f"{where}: expected an object with 'dependent', 'independent', 'function' "
+                             f"(and optional 'scale'), got {c!r}")
+        def ref(x, w):
+            if isinstance(x, list) and len(x) == 2:
+                return tuple(x)
+            if isinstance(x, str):
+                return x
+            raise ModelError(f"{w}: expected a coordinate name or [joint name, coordinate index], got {x!r}")
+        ind = c["independent"]
+        if not isinstance(ind, list) or not ind:
+            raise ModelError(f"{where}.independent: expected a non-empty list of coordinates")
+        scale = c.get("scale", 1.0)
+        check_json_numbers(scale, f"{where}.scale", scalar=True)
+        try:
+            b.add_coupler(ref(c["dependent"], f"{where}.dependent"),
+                          [ref(x, f"{where}.independent[{k}]") for k, x in enumerate(ind)],
+                          _fn.from_dict(c["function"], f"{where}.function"), scale)
+            b._resolved_couplers()[-1]
+        except ModelError as e:
+            raise ModelError(f"{where}: {e}" if not str(e).startswith(where) else str(e)) from None
     return b

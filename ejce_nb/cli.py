@@ -1,7 +1,7 @@
 """The ``ejce-nb`` command (also ``python -m ejce_nb``).
 
   ejce-nb                     the paper's example, then batch kinematics and dynamics on a shipped model
-  ejce-nb info MODEL          summary of a model (shipped name, .json, .urdf or .xml)
+  ejce-nb info MODEL          summary of a model (shipped name, .json, .urdf, .xml (MJCF) or .osim)
   ejce-nb bench MODEL         throughput of batched kinematics on a model
   ejce-nb sweep MODEL --n N --quantities Q,... --out DIR
                               Monte Carlo sweep into a store (resumable; see ej.sweep)
@@ -270,13 +270,13 @@ def main(argv=None):
     p_demo.add_argument("--model", default="arm7", help="model of the batch sweep (default: arm7)")
     p_demo.add_argument("--batch", type=int, default=100_000)
     p_info = sub.add_parser("info", help="summary of a model")
-    p_info.add_argument("model", help="shipped model name, .json, .urdf or .xml (MJCF) file")
+    p_info.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_bench = sub.add_parser("bench", help="throughput of batched kinematics")
     p_bench.add_argument("model", nargs="?", default="arm7")
     p_bench.add_argument("--batch", type=int, default=100_000)
     p_bench.add_argument("--threads", type=int, default=None)
     p_sweep = sub.add_parser("sweep", help="Monte Carlo sweep of quantities over sampled states into a store")
-    p_sweep.add_argument("model", help="shipped model name, .json, .urdf or .xml (MJCF) file")
+    p_sweep.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_sweep.add_argument("--n", type=_count, required=True, help="number of states (1e6 is accepted)")
     p_sweep.add_argument("--quantities", required=True,
                          help="comma-separated: rnea, aba, mass_matrix, nonlinear_effects, kinetic_energy, "
@@ -299,7 +299,7 @@ def main(argv=None):
                            description="Integrate a model's forward dynamics from its neutral configuration at "
                            "rest (or --q0 / --qd0); print steps/s and the energy drift; write the trajectory "
                            "and a plot.")
-    p_sim.add_argument("model", help="shipped model name, .json, .urdf or .xml (MJCF) file")
+    p_sim.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_sim.add_argument("--t", type=float, default=10.0, help="final time, s (default 10)")
     p_sim.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3; dopri5: first step)")
     p_sim.add_argument("--method", default="rk4", choices=("rk4", "rk2", "euler", "symplectic", "dopri5"))

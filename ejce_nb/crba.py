@@ -87,31 +87,38 @@ def crba_one(mb, w, q, t, M):
     return 0
 
 
+@jit
+def crba_samples(mb, R, S, per_state, Q, T, generic, rank, M, status, c, nchunk):
+    """M of the samples of chunk c of nchunk; with ``rank``, a sample whose joint Jacobians
+    lose rank is marked."""
+    B = Q.shape[0]
+    m = model_view(mb)
+    s = scratch_view(mb, S[c], 0)
+    for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+        r = record_view(mb, R[b] if per_state else R[c], 0)
+        st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
+        if st == 0:
+            crba_state(m, r, s, Q[b], T[b], generic, M[b])
+            for i in range(1, m.body_parent.shape[0]):
+                if rank and m.jnt_nv[i] > 0:
+                    resid = inputs.subspace_residual(r.S, m.jnt_dofadr[i], m.jnt_nv[i], s.W)
+                    if resid < inputs.SINGULAR_RANK:
+                        st = inputs.SINGULAR_JOINT
+                        j = i
+                        break
+                    if resid < inputs.NEAR_RANK and st == 0:
+                        st = inputs.NEAR_SINGULAR
+                        j = i
+        status[b, 0] = st
+        status[b, 1] = j
+
+
 @pjit
 def crba_many(mb, R, S, per_state, Q, T, generic, rank, M, status):
-    """M of every sample; with ``rank``, a sample whose joint Jacobians lose rank is marked."""
-    B = Q.shape[0]
+    """M of every sample (``crba_samples``), the chunks in parallel."""
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
-            if st == 0:
-                crba_state(m, r, s, Q[b], T[b], generic, M[b])
-                for i in range(1, m.body_parent.shape[0]):
-                    if rank and m.jnt_nv[i] > 0:
-                        resid = inputs.subspace_residual(r.S, m.jnt_dofadr[i], m.jnt_nv[i], s.W)
-                        if resid < inputs.SINGULAR_RANK:
-                            st = inputs.SINGULAR_JOINT
-                            j = i
-                            break
-                        if resid < inputs.NEAR_RANK and st == 0:
-                            st = inputs.NEAR_SINGULAR
-                            j = i
-            status[b, 0] = st
-            status[b, 1] = j
+        crba_samples(mb, R, S, per_state, Q, T, generic, rank, M, status, c, nchunk)
 
 
 def _mass(model, q2, t1, B, data, generic=False):
@@ -138,7 +145,7 @@ def _mass(model, q2, t1, B, data, generic=False):
         crba_many(km._mb, R, S, per_state, qk, t1, generic, False, M, status)
         engine.release_batch(token)
     if mim is not None:
-        M = mim.Gv.T @ M @ mim.Gv
+        M = mim.mass(M)
     return M, status, km, qk
 
 
@@ -242,14 +249,25 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     Mk = np.empty((n, km.nv, km.nv))
     status = engine.status_array(n)
     R, S, per_state, token = engine.batch_workspace(km, n, None)
-    crba_many(km._mb, R, S, per_state, qk, t1, False, True, Mk, status)
+    if n == 1:
+        # one state on this thread (no thread pool to wake)
+        crba_samples(km._mb, R, S, per_state, qk, t1, False, True, Mk, status, 0, 1)
+    else:
+        crba_many(km._mb, R, S, per_state, qk, t1, False, True, Mk, status)
     engine.release_batch(token)
-    M = Mk if mim is None else mim.Gv.T @ Mk @ mim.Gv
-    h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]
+    M = Mk if mim is None else mim.mass(Mk)
+    if B is None:
+        # one state: the serial kernels (no thread pool to wake)
+        h = inverse_dynamics(model, q2[0], qd2[0], None, float(t1[0]), f_ext, errors="flag")[0][None]
+    else:
+        h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]
     rhs = np.ascontiguousarray(tau2 - h)
     out = np.empty((n, nv))
     col = np.full(n, -1, dtype=np.int64)
-    _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
+    if n == 1:
+        col[0] = _chol_solve(np.array(M[0]), rhs[0], out[0], 1e-13)
+    else:
+        _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
     vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
     for b in np.nonzero((col >= 0) & ((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR)))[0]:
         status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])

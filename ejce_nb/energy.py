@@ -86,8 +86,11 @@ def _energies(model, q, qd, t, data, errors, what):
     km, mim = inputs.kernel_model(model)
     n = q2.shape[0]
     level = 0 if qd is None else 1
-    qk = q2 if mim is None else mim.q(q2)
-    V = np.zeros((n, km.nv)) if qd is None else (vs[0] if mim is None else mim.v(vs[0]))
+    if mim is None:
+        qk, V = q2, (np.zeros((n, km.nv)) if qd is None else vs[0])
+    else:
+        qk, V, _ = mim.expand(q2, None if qd is None else vs[0])
+        V = np.zeros((n, km.nv)) if V is None else V
     out = np.empty((n, 5))
     status = engine.status_array(n)
     if B is None:

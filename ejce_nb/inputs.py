@@ -260,32 +260,14 @@ def unbatch(B, x):
     return x[0] if B is None else x
 
 
-# ---------------------------------------------------------------------------- mimic joints
-class Mimic:
-    """A model with mimic joints runs as its expansion (every mimic joint with its own
-    coordinate): q_full = Gq q + gq, v_full = Gv v; tau = Gv^T tau_full, M = Gv^T M_full Gv,
-    Jacobians J_full Gv."""
-
-    def __init__(self, model):
-        self.full = model.expanded()
-        self.Gq, self.gq, self.Gv = model.mimic_map()
-        # where each of the model's own coordinates sits in the expanded q
-        self.own_q = np.concatenate([np.arange(self.full.q_slice(j).start, self.full.q_slice(j).stop)
-                                     for j in range(model.nbodies + 1) if model.joint_mimic[j] < 0]
-                                    + [np.zeros(0, dtype=np.int64)]).astype(np.int64)
-
-    def q(self, q2):
-        return np.ascontiguousarray(q2 @ self.Gq.T + self.gq)
-
-    def v(self, v2):
-        return np.ascontiguousarray(v2 @ self.Gv.T)
-
-
+# ---------------------------------------------------------------------------- couplers
 def kernel_model(model):
-    """(the model the kernels run on, its Mimic map or None)."""
-    if not model.has_mimic:
+    """(the model the kernels run on, its ``couplers.Coupling`` map or None): a model with
+    couplers (mimic joints among them) runs as its expansion."""
+    if not model.has_couplers:
         return model, None
-    return model.expanded(), Mimic(model)
+    from .couplers import Coupling
+    return model.expanded(), Coupling(model)
 
 
 # ---------------------------------------------------------------------------- errors

@@ -339,8 +339,11 @@ def _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level, generic=
     if data is not None:
         data._check(model, B)
     km, mim = inputs.kernel_model(model)
-    qk = q2 if mim is None else mim.q(q2)
-    vk = [x if mim is None else mim.v(x) for x in vs]
+    if mim is None:
+        qk, vk = q2, vs
+    else:
+        qk, vf, af = mim.expand(q2, *vs)
+        vk = [x for x in (vf, af) if x is not None]
     V = vk[0] if level >= 1 else np.zeros((qk.shape[0], km.nv))
     A = vk[1] if level >= 2 else V
     buf = _fk_buffer(km, B, B is None, level, out, data)
@@ -495,8 +498,11 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
         data._check(model, B)
     km, mim = inputs.kernel_model(model)
     n = q2.shape[0]
-    qk = q2 if mim is None else mim.q(q2)
-    V = np.zeros((n, km.nv)) if qd is None else (vs[0] if mim is None else mim.v(vs[0]))
+    if mim is None:
+        qk, V = q2, (np.zeros((n, km.nv)) if qd is None else vs[0])
+    else:
+        qk, V, _ = mim.expand(q2, None if qd is None else vs[0])
+        V = np.zeros((n, km.nv)) if V is None else V
     n1, nv = km.nbodies + 1, km.nv
     buf = data._result("joint_terms", (jt_size(n, n1, nv),)) if data is not None else np.empty(jt_size(n, n1, nv))
     status = engine.status_array(n)
@@ -522,7 +528,7 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
     if errors == "flag":
         _nan_rows(status, B is None, J, Rr, rr, *fields)
     res = JointTerms(J, fields[0], None if qd is None else fields[1], Rr, rr, None if qd is None else fields[2],
-                     frame, None if mim is None else mim.Gv)
+                     frame, None if mim is None else (mim.Gv if mim.Gv is not None else inputs.unbatch(B, mim.G)))
     return inputs.flag_or_raise(errors, model, status, "joint_terms", ["q"] + [nm for _, nm in vecs],
                                 [q2] + vs, t1, B, res)
 
@@ -612,7 +618,7 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
         engine.release_batch(token)
     out = out.reshape(n, 6, km.nv)
     if mim is not None:
-        out = np.ascontiguousarray(out @ mim.Gv)
+        out = mim.right(out)
     if errors == "flag":
         _nan_rows(status, False, out)
     return inputs.flag_or_raise(errors, model, status, "body_jacobian", ["q"], [q2], t1, B, inputs.unbatch(B, out))

@@ -214,7 +214,6 @@ def from_mujoco(mjmodel, source=None, warn=True):
             sref[d2] = (stiff[d2] * sref[d2] + ks * s1) / tot
             stiff[d2] = tot
 
-    coord_names = []
     ball_limits = []
     used_joint_names = set(jnames)
     for i in range(1, mj.nbody):
@@ -279,6 +278,7 @@ def from_mujoco(mjmodel, source=None, warn=True):
         # limits and passive terms of the joint's own coordinates
         ql, qu = [], []
         dofs = []
+        cnames = []
         for j in js:
             t, qa, d = int(mj.jnt_type[j]), int(mj.jnt_qposadr[j]), int(mj.jnt_dofadr[j])
             nq, nv = {FREE: (7, 6), BALL: (4, 3)}.get(t, (1, 1))
@@ -286,16 +286,15 @@ def from_mujoco(mjmodel, source=None, warn=True):
             ql += [float(mj.jnt_range[j, 0]) if lim else None] + [None] * (nq - 1)
             qu += [float(mj.jnt_range[j, 1]) if lim else None] + [None] * (nq - 1)
             dofs += list(range(d, d + nv))
-            if mim is None:
-                coord_names += [jnames[j]] if nq == 1 else [f"{jnames[j]}[{k}]" for k in range(nq)]
+            cnames += [jnames[j]] if nq == 1 else [f"{jnames[j]}[{k}]" for k in range(nq)]
         dofs = np.array(dofs, dtype=np.int64)
         mass = float(mj.body_mass[i])
         Ri = _quat_matrix(mj.body_iquat[i])
         inertia = Ri @ np.diag(np.array(mj.body_inertia[i], dtype=float)) @ Ri.T
         inertia = 0.5 * (inertia + inertia.T)
-        kw = {}
+        kw = dict(coordinate_names=cnames) if cnames else {}
         if mim is None and len(dofs):
-            kw = dict(q_lower=ql, q_upper=qu, damping=damp[dofs], stiffness=stiff[dofs],
+            kw.update(q_lower=ql, q_upper=qu, damping=damp[dofs], stiffness=stiff[dofs],
                       spring_ref=sref[dofs], armature=arm[dofs])
         try:
             b.add_body(bnames[i], parent=parent, joint=spec, placement=P, child_placement=Cp, mass=mass,
@@ -327,7 +326,6 @@ def from_mujoco(mjmodel, source=None, warn=True):
     if nmocap:
         notes.append(f"mocap bodies: {nmocap}, fixed at their pose in the file")
     b.notes = [f"MJCF, not loaded: {n}" for n in notes]
-    b.coordinate_names = coord_names
     model = b.build()
     if warn and notes:
         warnings.warn(MJCFWarning(f"{source}: left out what is not rigid-body tree dynamics: " + "; ".join(notes),

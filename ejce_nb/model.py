@@ -24,7 +24,6 @@ in brackets are the same tables under the names of API.md:
                 rotor inertia times gear ratio squared): M(q) += diag(armature) in every algorithm
                 (rnea adds armature qdd, the ABA's D_i and the kinetic energy include it)
   notes             tuple of str   what a loader left out of the file it read (``summary()`` lists them)
-  coordinate_names  tuple of str (nq,)   names of q's entries (``coordinate_names()``)
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
@@ -106,7 +105,7 @@ class Model:
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
-                 dof_armature=None, notes=(), coordinate_names=None):
+                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
@@ -114,9 +113,8 @@ class Model:
                                body_mass=body_mass, body_com=body_com, body_inertia=body_inertia, q_lower=q_lower,
                                q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
                                dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
-                               dof_armature=dof_armature, notes=notes, coordinate_names=coordinate_names)
-        self.notes = tuple(str(n) for n in notes)
-        self._coordinate_names = None if coordinate_names is None else tuple(str(n) for n in coordinate_names)
+                               dof_armature=dof_armature, couplers=couplers, coordinate_names=coordinate_names,
+                               q_default=q_default, notes=notes)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -124,15 +122,32 @@ class Model:
         self.joint_specs = tuple(joint_specs)
         self.parent = np.asarray(parent, dtype=np.int64)
         self.jtype = np.array([s.code for s in joint_specs], dtype=np.int64)
-        # joint_mimic: per row None or (source joint index, multiplier, offset); validated by the builder
+        # joint_mimic: per row None or (source joint index, multiplier, offset); a mimic joint is the
+        # linear case of a coupler (``couplers``), and every coupler is validated there
+        from . import couplers as _cp
+        from .joints.fn import Linear
         mimic = [None] * n1 if joint_mimic is None else list(joint_mimic)
-        self.joint_mimic = np.array([-1 if m is None else m[0] for m in mimic], dtype=np.int64)
-        self.joint_mimic_multiplier = np.array([1.0 if m is None else m[1] for m in mimic], dtype=np.float64)
-        self.joint_mimic_offset = np.array([0.0 if m is None else m[2] for m in mimic], dtype=np.float64)
-        self.has_mimic = bool(np.any(self.joint_mimic >= 0))
-        own = self.joint_mimic < 0      # a mimic joint has no coordinate of its own
-        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64) * own
-        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64) * own
+        cpl = [_cp.Coupler((j, 0), [(m[0], 0)], Linear([m[1]], m[2])) for j, m in enumerate(mimic) if m is not None]
+        cpl += list(couplers or ())
+        _cp.check(cpl, joint_specs, joint_names)
+        self.couplers = tuple(cpl)
+        self.has_couplers = self.has_mimic = bool(cpl)
+        self.joint_mimic = np.full(n1, -1, dtype=np.int64)
+        self.joint_mimic_multiplier = np.ones(n1)
+        self.joint_mimic_offset = np.zeros(n1)
+        ndep = np.zeros(n1, dtype=np.int64)
+        for c in cpl:
+            ndep[c.dependent[0]] += 1
+            f, (j, _), ind = c.function, c.dependent, c.independent
+            if (joint_specs[j].nq == 1 and len(ind) == 1 and joint_specs[ind[0][0]].nq == 1
+                    and isinstance(f, Linear) and len(f.coeffs) == 1):
+                # a whole one-coordinate joint following another linearly: a mimic joint
+                self.joint_mimic[j] = ind[0][0]
+                self.joint_mimic_multiplier[j] = c.scale * f.coeffs[0]
+                self.joint_mimic_offset[j] = c.scale * f.offset
+        self.couplers_linear = all(c.is_linear() for c in cpl)
+        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64) - ndep
+        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64) - ndep
         self.q_start = np.concatenate([[0], np.cumsum(self.nq_joint)[:-1]]).astype(np.int64)
         self.v_start = np.concatenate([[0], np.cumsum(self.nv_joint)[:-1]]).astype(np.int64)
         self.nq = int(self.nq_joint.sum())
@@ -163,6 +178,8 @@ class Model:
         self._quaternion_blocks = tuple(
             (j, slice(int(self.q_start[j] + self.nq_joint[j]) - 4, int(self.q_start[j] + self.nq_joint[j])))
             for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
+        self._full_names(coordinate_names, q_default)
+        self.notes = tuple(notes or ())
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._derive()
@@ -298,17 +315,6 @@ class Model:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ look-ups
-    def coordinate_names(self):
-        """Names of q's entries: as the file had them (an MJCF's joint names), else the joint's
-        name, with [k] when it has several coordinates."""
-        if self._coordinate_names is not None and len(self._coordinate_names) == self.nq:
-            return list(self._coordinate_names)
-        out = []
-        for j in range(1, self.nbodies + 1):
-            n = int(self.nq_joint[j])
-            out += [self.joint_names[j]] if n == 1 else [f"{self.joint_names[j]}[{k}]" for k in range(n)]
-        return out
-
     @property
     def njoints(self):
         return self.nbodies + 1
@@ -356,9 +362,64 @@ class Model:
         return {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)}
 
     def neutral(self):
-        """A valid reference configuration (zero angles, unit quaternions)."""
-        return np.concatenate([s.neutral() for j, s in enumerate(self.joint_specs) if self.joint_mimic[j] < 0]
-                              + [np.zeros(0)])
+        """A valid reference configuration: the model's default coordinates (``q_default``, e.g.
+        an OpenSim file's default values) where it has them, else zero angles and unit
+        quaternions."""
+        return self._q_default_full[self._own()[0]].copy()
+
+    @property
+    def q_default(self):
+        """The model's default coordinates (nq,): what ``neutral()`` returns."""
+        return self.neutral()
+
+    # ------------------------------------------------------------------ names
+    def _full_names(self, coordinate_names, q_default):
+        """Names and defaults of every coordinate of the full mechanism (couplers' dependent
+        coordinates included); the model's own are the entries ``_own()`` selects."""
+        specs = self.joint_specs
+        names, vnames = [], []
+        given = None if coordinate_names is None else list(coordinate_names)
+        nqf = sum(s.nq for s in specs)
+        if given is not None and len(given) != nqf:
+            raise ModelError(f"coordinate_names: {len(given)} names for {nqf} coordinates")
+        for j in range(1, len(specs)):
+            s, jn = specs[j], self.joint_names[j]
+            auto = [jn] if s.nq == 1 else [f"{jn}[{k}]" for k in range(s.nq)]
+            autov = [jn] if s.nv == 1 else [f"{jn}[{k}]" for k in range(s.nv)]
+            mine = auto if given is None else given[len(names):len(names) + s.nq]
+            names += mine
+            vnames += mine if s.nq == s.nv else autov
+        object.__setattr__(self, "_qnames_full", tuple(names))
+        object.__setattr__(self, "_vnames_full", tuple(vnames))
+        default = np.concatenate([s.neutral() for s in specs] + [np.zeros(0)])
+        if q_default is not None:
+            qd = np.asarray(q_default, dtype=float)
+            if qd.shape != (nqf,) or not np.all(np.isfinite(qd)):
+                raise ModelError(f"q_default must be {nqf} finite numbers (every coordinate), got shape {qd.shape}")
+            default = qd.copy()
+        default.flags.writeable = False
+        object.__setattr__(self, "_q_default_full", default)
+        own_q, own_v = self._own()
+        object.__setattr__(self, "coordinate_names", tuple(names[k] for k in own_q))
+        object.__setattr__(self, "velocity_names", tuple(vnames[k] for k in own_v))
+
+    def _own(self):
+        """(indices into the full q, into the full v) of the model's own coordinates and
+        velocities: all but the couplers' dependent ones."""
+        cached = self.__dict__.get("_own_idx")
+        if cached is not None:
+            return cached
+        dep = {c.dependent for c in self.couplers}
+        own_q, own_v = [], []
+        fq = fv = 0
+        for j, s in enumerate(self.joint_specs):
+            own_q += [fq + k for k in range(s.nq) if (j, k) not in dep]
+            own_v += [fv + k for k in range(s.nv) if (j, k) not in dep]
+            fq += s.nq
+            fv += s.nv
+        out = (np.array(own_q, dtype=np.int64), np.array(own_v, dtype=np.int64))
+        object.__setattr__(self, "_own_idx", out)
+        return out
 
     def quaternion_blocks(self):
         """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
@@ -392,19 +453,17 @@ class Model:
         if cached is not None:
             return cached
         from .transform import Transform
-        n1 = self.nbodies + 1
-        lims = [[], [], [], [], [], [], [], []]
-        for j in range(n1):
-            qs, vs = self.q_slice(j), self.v_slice(j)
-            s = self.joint_specs[j]
-            if self.joint_mimic[j] >= 0:
-                parts = (np.full(s.nq, -np.inf), np.full(s.nq, np.inf), np.full(s.nv, np.inf), np.full(s.nv, np.inf),
-                         np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv), np.zeros(s.nv))
-            else:
-                parts = (self.q_lower[qs], self.q_upper[qs], self.v_limit[vs], self.effort_limit[vs],
-                         self.dof_damping[vs], self.dof_stiffness[vs], self.dof_springref[vs], self.dof_armature[vs])
-            for acc, part in zip(lims, parts):
-                acc.append(part)
+        own_q, own_v = self._own()
+        nqf, nvf = len(self._qnames_full), len(self._vnames_full)
+
+        def fill(x, n, own, default):
+            out = np.full(n, default)
+            out[own] = x
+            return out
+        lims = [[fill(self.q_lower, nqf, own_q, -np.inf)], [fill(self.q_upper, nqf, own_q, np.inf)],
+                [fill(self.v_limit, nvf, own_v, np.inf)], [fill(self.effort_limit, nvf, own_v, np.inf)],
+                [fill(self.dof_damping, nvf, own_v, 0.0)], [fill(self.dof_stiffness, nvf, own_v, 0.0)],
+                [fill(self.dof_springref, nvf, own_v, 0.0)], [fill(self.dof_armature, nvf, own_v, 0.0)]]
         m = Model(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
                   joint_specs=self.joint_specs, parent=self.parent,
                   joint_P=[Transform(R, p) for R, p in zip(self.joint_P_rot, self.joint_P_pos)],
@@ -413,42 +472,108 @@ class Model:
                   q_lower=np.concatenate(lims[0]), q_upper=np.concatenate(lims[1]),
                   v_limit=np.concatenate(lims[2]), effort_limit=np.concatenate(lims[3]),
                   dof_damping=np.concatenate(lims[4]), dof_stiffness=np.concatenate(lims[5]),
-                  dof_springref=np.concatenate(lims[6]), dof_armature=np.concatenate(lims[7]))
+                  dof_springref=np.concatenate(lims[6]), dof_armature=np.concatenate(lims[7]),
+                  coordinate_names=self._qnames_full,
+                  q_default=self._q_default_full)
         object.__setattr__(self, "_expanded", m)
         return m
 
     def mimic_map(self):
-        """Linear maps from this model's coordinates to those of ``expanded()``:
-        ``q_full = Gq @ q + gq`` and ``v_full = Gv @ v`` (the same for qd, qdd).
-
-        Everything about a model with mimic joints follows from its expansion: kinematics at
-        (q_full, v_full, qdd_full), and ``tau = Gv.T @ tau_full``, ``M = Gv.T @ M_full @ Gv``,
-        ``h = Gv.T @ h_full``, body Jacobians ``J_full @ Gv``.  Returns (Gq, gq, Gv)."""
+        """Linear maps from this model's coordinates to those of ``expanded()`` when every
+        coupler is linear (mimic joints): ``q_full = Gq @ q + gq`` and ``v_full = Gv @ v`` (the
+        same for qd, qdd); ``tau = Gv.T @ tau_full``, ``M = Gv.T @ M_full @ Gv``.  Returns
+        (Gq, gq, Gv).  A nonlinear coupler has no constant map: see ``coupler_jacobian``."""
+        if not self.couplers_linear:
+            raise ModelError("mimic_map: the model has nonlinear couplers, whose map depends on q; use "
+                             "expand(q) and coupler_jacobian(q)")
+        cached = self.__dict__.get("_mimic_map")
+        if cached is not None:
+            return cached
         full = self.expanded()
+        own_q, own_v = self._own()
+        red_q = {int(f): r for r, f in enumerate(own_q)}
+        red_v = {int(f): r for r, f in enumerate(own_v)}
         Gq = np.zeros((full.nq, self.nq))
+        Gq[own_q, np.arange(self.nq)] = 1.0
         gq = np.zeros(full.nq)
         Gv = np.zeros((full.nv, self.nv))
-        for j in range(1, self.nbodies + 1):
-            src = self.joint_mimic[j]
-            fq, fv = full.q_slice(j), full.v_slice(j)
-            if src < 0:
-                Gq[fq, self.q_slice(j)] = np.eye(fq.stop - fq.start)
-                Gv[fv, self.v_slice(j)] = np.eye(fv.stop - fv.start)
-            else:
-                k = self.joint_mimic_multiplier[j]
-                Gq[fq.start, self.q_start[src]] = k
-                gq[fq.start] = self.joint_mimic_offset[j]
-                Gv[fv.start, self.v_start[src]] = k
-        return Gq, gq, Gv
+        Gv[own_v, np.arange(self.nv)] = 1.0
+        for c in self.couplers:
+            j, k = c.dependent
+            n = len(c.independent)
+            f0 = c.function.value(np.zeros(n))
+            gq[full.q_start[j] + k] = c.scale * f0
+            for a, (ji, ki) in enumerate(c.independent):
+                g = c.scale * (c.function.value(np.eye(n)[a]) - f0)
+                Gq[full.q_start[j] + k, red_q[int(full.q_start[ji] + ki)]] = g
+                Gv[full.v_start[j] + k, red_v[int(full.v_start[ji] + ki)]] = g
+        out = (Gq, gq, Gv)
+        for x in out:
+            x.flags.writeable = False
+        object.__setattr__(self, "_mimic_map", out)
+        return out
 
-    def expand_q(self, q):
-        """Coordinates of ``expanded()`` from this model's q, (nq,) or (B, nq)."""
-        Gq, gq, _ = self.mimic_map()
-        return np.asarray(q, dtype=float) @ Gq.T + gq
+    def _coupler_tables(self):
+        cached = self.__dict__.get("_ctabs")
+        if cached is None:
+            from .couplers import tables
+            cached = tables(self, self.expanded())
+            object.__setattr__(self, "_ctabs", cached)
+        return cached
 
-    def expand_v(self, v):
-        """Velocities (or accelerations) of ``expanded()`` from this model's, (nv,) or (B, nv)."""
-        return np.asarray(v, dtype=float) @ self.mimic_map()[2].T
+    def _coupling(self, q, v=None, a=None):
+        from .couplers import Coupling
+        q2 = np.asarray(q, dtype=float)
+        one = q2.ndim == 1
+        c = Coupling(self)
+        r = c.expand(np.atleast_2d(q2), None if v is None else np.atleast_2d(np.asarray(v, dtype=float)),
+                     None if a is None else np.atleast_2d(np.asarray(a, dtype=float)))
+        return c, r, one
+
+    @property
+    def dependent_coords(self):
+        """Indices into the coordinates of ``expanded()`` of the couplers' dependent coordinates,
+        in the couplers' order."""
+        full = self.expanded()
+        return np.array([int(full.q_start[c.dependent[0]] + c.dependent[1]) for c in self.couplers], dtype=np.int64)
+
+    def expand(self, q):
+        """q_full = phi(q): the coordinates of ``expanded()`` from this model's q, (nq,) or (B, nq)."""
+        if not self.couplers:
+            return np.array(q, dtype=float)
+        _, (qf, _, _), one = self._coupling(q)
+        return qf[0] if one else qf
+
+    expand_q = expand
+
+    def expand_v(self, v, q=None):
+        """v_full = G(q) v, (nv,) or (B, nv); ``q`` may be left out when every coupler is linear."""
+        if not self.couplers:
+            return np.array(v, dtype=float)
+        if q is None:
+            if not self.couplers_linear:
+                raise ModelError("expand_v: the model has nonlinear couplers; give q (expand_v(v, q))")
+            v2 = np.asarray(v, dtype=float)
+            return v2 @ self.coupler_jacobian(np.zeros(self.nq)).T
+        _, (_, vf, _), one = self._coupling(q, v)
+        return vf[0] if one else vf
+
+    def expand_a(self, a, q, v):
+        """a_full = G(q) a + Gdot(q, v) v, (nv,) or (B, nv)."""
+        if not self.couplers:
+            return np.array(a, dtype=float)
+        _, (_, _, af), one = self._coupling(q, v, a)
+        return af[0] if one else af
+
+    def coupler_jacobian(self, q):
+        """G(q) = d q_full / d q restricted to velocities: (nv_full, nv) or (B, nv_full, nv), so
+        that v_full = G v, tau = G^T tau_full, M = G^T M_full G."""
+        if not self.couplers:
+            q2 = np.asarray(q, dtype=float)
+            eye = np.eye(self.nv)
+            return eye if q2.ndim == 1 else np.broadcast_to(eye, (q2.shape[0], self.nv, self.nv)).copy()
+        c, _, one = self._coupling(q)
+        return c.G[0] if one else c.G
 
     def summary(self):
         lines = [f"bodies {self.nbodies}, nq {self.nq}, nv {self.nv}, total mass {self.total_mass:.6g}",
@@ -461,9 +586,17 @@ class Model:
                          + (f" mimics {self.joint_names[self.joint_mimic[i]]!r}"
                             f" x {self.joint_mimic_multiplier[i]:.6g} + {self.joint_mimic_offset[i]:.6g}"
                             if self.joint_mimic[i] >= 0 else ""))
+        for c in self.couplers:
+            j, k = c.dependent
+            if self.joint_mimic[j] >= 0:
+                continue
+            full = self.expanded()
+            dn = full.coordinate_names[int(full.q_start[j] + k)]
+            ind = [full.coordinate_names[int(full.q_start[a] + b)] for a, b in c.independent]
+            lines.append(f"  coupler {dn} = {c.scale:.6g} x {c.function!r} of {ind}")
         if np.any(self.dof_armature != 0.0):
-            lines.append(f"armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
-        lines += [f"note: {n}" for n in self.notes]
+            lines.append(f"  armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self):
@@ -474,7 +607,10 @@ class Model:
         from .builder import inertia_defect
         bodies = []
         for i in range(1, self.nbodies + 1):
-            qs, vs = self.q_slice(i), self.v_slice(i)
+            # limits and passive forces per coordinate of the whole joint (a coupler's dependent
+            # coordinate has none: its entries are unbounded, zero)
+            lm = self.expanded()
+            qs, vs = lm.q_slice(i), lm.v_slice(i)
             b = {
                 "name": self.body_names[i],
                 "parent": self.body_names[self.parent[i]],
@@ -489,24 +625,38 @@ class Model:
             if inertia_defect(self.body_inertia[i]) is not None:    # a URDF's, kept as written
                 b["inertia_as_written"] = True
             lim = {}
-            for key, arr, s in (("q_lower", self.q_lower, qs), ("q_upper", self.q_upper, qs),
-                                ("v_limit", self.v_limit, vs), ("effort_limit", self.effort_limit, vs)):
+            for key, arr, s in (("q_lower", lm.q_lower, qs), ("q_upper", lm.q_upper, qs),
+                                ("v_limit", lm.v_limit, vs), ("effort_limit", lm.effort_limit, vs)):
                 if np.any(np.isfinite(arr[s])):
                     lim[key] = [float(x) if np.isfinite(x) else None for x in arr[s]]
             if lim:
                 b["limits"] = lim
             dyn = {key: [float(x) for x in arr[vs]]
-                   for key, arr in (("damping", self.dof_damping), ("stiffness", self.dof_stiffness),
-                                    ("spring_ref", self.dof_springref), ("armature", self.dof_armature))
+                   for key, arr in (("damping", lm.dof_damping), ("stiffness", lm.dof_stiffness),
+                                    ("spring_ref", lm.dof_springref), ("armature", lm.dof_armature))
                    if np.any(arr[vs] != 0.0)}
             if dyn:
                 b["dynamics"] = dyn
+            full = self.expanded()
+            fq = slice(int(full.q_start[i]), int(full.q_start[i] + full.nq_joint[i]))
+            auto = [self.joint_names[i]] if fq.stop - fq.start == 1 else [
+                f"{self.joint_names[i]}[{k}]" for k in range(fq.stop - fq.start)]
+            if list(self._qnames_full[fq]) != auto:
+                b["coordinate_names"] = list(self._qnames_full[fq])
+            if np.any(self._q_default_full[fq] != self.joint_specs[i].neutral()):
+                b["q_default"] = self._q_default_full[fq].tolist()
             if self.joint_mimic[i] >= 0:
                 b["mimic"] = {"joint": self.joint_names[self.joint_mimic[i]],
                               "multiplier": float(self.joint_mimic_multiplier[i]),
                               "offset": float(self.joint_mimic_offset[i])}
             bodies.append(b)
-        return {"format": "ejce_nb.model", "version": 1, "gravity": self.gravity.tolist(), "bodies": bodies}
+        d = {"format": "ejce_nb.model", "version": 1, "gravity": self.gravity.tolist(), "bodies": bodies}
+        general = [c for c in self.couplers if self.joint_mimic[c.dependent[0]] < 0]
+        if general:
+            d["couplers"] = [{"dependent": [self.joint_names[c.dependent[0]], c.dependent[1]],
+                              "independent": [[self.joint_names[j], k] for j, k in c.independent],
+                              "function": c.function.to_dict(), "scale": c.scale} for c in general]
+        return d
 
     def to_json(self, path=None, indent=1):
         """Write the model as JSON to ``path`` (or return the text when ``path`` is None).

@@ -518,34 +518,40 @@ SHIPPED = {"spherical_paper": spherical_paper, "arm7": arm7, "humanoid": humanoi
 SHIPPED_URDF = {"arm7.urdf": arm7_urdf, "quadruped.urdf": quadruped_urdf}
 # MJCF files written by hand (loading them needs the ``mujoco`` package)
 SHIPPED_MJCF = ("cartpole.xml",)
+# OpenSim models written by hand (not generated)
+SHIPPED_OSIM = ("knee_patella.osim",)
 
 
 def shipped_path(name):
     """Path of a shipped model file (``"arm7"`` -> .../ejce_nb/data/arm7.json)."""
-    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf", ".xml")) else name + ".json")
+    return os.path.join(DATA_DIR, name if name.endswith((".json", ".urdf", ".xml", ".osim")) else name + ".json")
 
 
-def load(name_or_path, **urdf_options):
-    """A shipped model by name (``"arm7"``, see ``SHIPPED``; ``"cartpole.xml"``), or a model file:
-    ``.json`` (the ejce_nb format), ``.urdf`` (``urdf_options`` go to ``load_urdf``) or ``.xml``
-    (MJCF, through ``load_mjcf``, which needs the ``mujoco`` package)."""
+def load(name_or_path, **options):
+    """A shipped model by name (``"arm7"``, see ``SHIPPED``; ``"cartpole.xml"``,
+    ``"knee_patella.osim"``), or a model file: ``.json`` (the ejce_nb format), ``.urdf``
+    (``options`` go to ``load_urdf``), ``.xml`` (MJCF, through ``load_mjcf``, which needs the
+    ``mujoco`` package; options go to it) or ``.osim`` (OpenSim; options go to ``load_opensim``)."""
     path = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
     if not isinstance(path, str):
         raise ModelError(f"load expects a model name or a file path, got {name_or_path!r}")
-    if path in SHIPPED or path in SHIPPED_URDF or path in SHIPPED_MJCF:
+    if path in SHIPPED or path in SHIPPED_URDF or path in SHIPPED_MJCF or path in SHIPPED_OSIM:
         path = shipped_path(path)
+    if path.lower().endswith(".osim"):
+        from .opensim import load_opensim
+        return load_opensim(path, **options)
     if path.lower().endswith(".urdf"):
         from .urdf import load_urdf
-        return load_urdf(path, **urdf_options)
-    if urdf_options:
-        raise ModelError(f"{path}: options {sorted(urdf_options)} apply to URDF files only")
+        return load_urdf(path, **options)
     if path.lower().endswith(".xml"):
         from .mjcf import load_mjcf
-        return load_mjcf(path)
+        return load_mjcf(path, **options)
+    if options:
+        raise ModelError(f"{path}: options {sorted(options)} apply to URDF, MJCF and OpenSim files only")
     if path.lower().endswith(".json") or os.path.exists(path):
         return Model.from_json(path)
     raise ModelError(f"{name_or_path!r} is neither a shipped model ({', '.join(SHIPPED)}) "
-                     "nor a .json, .urdf or .xml (MJCF) file")
+                     "nor a .json, .urdf, .xml (MJCF) or .osim file")
 
 
 def write_shipped(directory):

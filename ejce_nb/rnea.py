@@ -219,15 +219,22 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
     F = inputs.fext_array(model, f_ext, B)
     km, mim = inputs.kernel_model(model)
     n = q2.shape[0]
-    qk, vk = (q2, vs) if mim is None else (mim.q(q2), [mim.v(x) for x in vs])
-    A = vk[1] if qdd is not None else np.zeros((n, 0))
+    # h of a model with nonlinear couplers is G^T rnea_full(q_full, v_full, Gdot v): its
+    # expansion's accelerations are not zero at zero qdd
+    with_a = qdd is not None or (mim is not None and not model.couplers_linear)
+    if mim is None:
+        qk, vk = q2, vs
+    else:
+        qk, vf, af = mim.expand(q2, vs[0], vs[1] if qdd is not None else (np.zeros_like(vs[0]) if with_a else None))
+        vk = [x for x in (vf, af) if x is not None]
+    A = vk[1] if with_a else np.zeros((n, 0))
     key = "tau" if qdd is not None else "h"
     status = engine.status_array(n)
     if B is None:
         tau = data._result(key, (km.nv,)) if data is not None else np.empty(km.nv)
         w = data._w if data is not None else engine.one_workspace(km)
         engine.set_generic(km, w, generic)
-        if qdd is None:
+        if not with_a:
             status[0, 0] = call(nle_one, km._mb, w, qk[0], vk[0][0], t1[0], F, tau)
         else:
             status[0, 0] = call(rnea_one, km._mb, w, qk[0], vk[0][0], A[0], t1[0], F, tau)
@@ -242,7 +249,7 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
         rnea_many(km._mb, R, S, per_state, qk, vk[0], A, t1, F, generic, tau, status)
         engine.release_batch(token)
     if mim is not None:
-        tau = tau @ mim.Gv
+        tau = mim.tau(tau)
     if errors == "flag":
         tau[status[:, 0] != 0] = np.nan
     return inputs.flag_or_raise(errors, model, status, what, ["q"] + [nm for _, nm in vecs], [q2] + vs,

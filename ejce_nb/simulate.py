@@ -591,7 +591,7 @@ def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP
 # ---------------------------------------------------------------------------- Trajectory
 def coordinate_names(model):
     """Names of q's entries (``Model.coordinate_names``)."""
-    return model.coordinate_names()
+    return list(model.coordinate_names)
 
 
 def velocity_names(model):

@@ -198,7 +198,7 @@ def test_several_joints_in_one_body_with_refs_and_anchors():
     a = model.body_index("a")
     assert model.joint_names[a] == "h1+s1+h2"
     assert isinstance(model.joint_specs[a], ej.joints.Composite) and model.nq_joint[a] == 3
-    assert model.coordinate_names() == (["h1", "s1", "h2"] + [f"ball[{k}]" for k in range(4)] + ["slide"]
+    assert list(model.coordinate_names) == (["h1", "s1", "h2"] + [f"ball[{k}]" for k in range(4)] + ["slide"]
                                         + [f"root[{k}]" for k in range(7)])
     check_against_mujoco(mj, model, np.random.default_rng(0), n=4)
 
@@ -333,7 +333,7 @@ def test_linear_joint_equality_is_a_mimic_joint():
     assert model.joint_mimic_multiplier[j2] == -0.5
     # q2 - ref2 = 0.1 - 0.5 (q1 - ref1), ref1 = 0, ref2 = 0.2
     assert np.isclose(model.joint_mimic_offset[j2], 0.3)
-    assert (model.nq, model.nv) == (2, 2) and model.coordinate_names() == ["j1", "j3"]
+    assert (model.nq, model.nv) == (2, 2) and list(model.coordinate_names) == ["j1", "j3"]
     # the coupled dynamics are MuJoCo's projected on the independent coordinates, armature and
     # damping of the follower carried along
     mj = rigid_only(compiled(COUPLED))
@@ -421,7 +421,7 @@ def test_a_tree_the_library_cannot_hold_names_the_body():
 def test_shipped_cartpole_loads_by_name_and_through_the_cli():
     with pytest.warns(ej.MJCFWarning, match="actuators: 1"):
         model = models.load("cartpole.xml")
-    assert model.coordinate_names() == ["slider", "hinge"]
+    assert list(model.coordinate_names) == ["slider", "hinge"]
     assert model.dof_armature.tolist() == [0.0, 0.01]
     mj = rigid_only(mujoco.MjModel.from_xml_path(models.shipped_path("cartpole.xml")))
     check_against_mujoco(mj, model, np.random.default_rng(9))

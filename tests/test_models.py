@@ -55,7 +55,7 @@ def test_load_forms(tmp_path):
                      (3, "model name or a file path"), (tmp_path / "missing.urdf", "cannot read URDF file")):
         with pytest.raises(ej.ModelError, match=msg):
             models.load(bad)
-    with pytest.raises(ej.ModelError, match="apply to URDF files only"):
+    with pytest.raises(ej.ModelError, match="apply to URDF, MJCF and OpenSim files only"):
         models.load("arm7", floating_base="quaternion")
     with pytest.raises(ej.ModelError, match="root link is 'world'"):
         models.load("arm7.urdf", floating_base="quaternion")

@@ -1,0 +1,259 @@
+"""load_opensim against OpenSim 4.6 itself (body frames, InverseDynamicsSolver, calcM) on the
+shared OpenSim models and on small files written here for every joint and function kind."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import ejce_nb as ej
+from ejce_nb.errors import ModelError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared", "models", "opensim")
+DATA = os.path.join(HERE, "..", "data")
+SHARED_MODELS = ["double_pendulum", "arm26", "leg6dof9musc", "gait2392_thelen2003muscle"]
+
+opensim = pytest.importorskip("opensim", reason="OpenSim (the oracle) is not installed")
+from osim_oracle import Oracle  # noqa: E402
+
+
+def _load(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ej.load_opensim(path, **kw)
+
+
+def compare(path, n=4, seed=0, dynamics=True, tol=1e-9):
+    m = _load(path)
+    o = Oracle(path, m.expanded().coordinate_names)
+    rng = np.random.default_rng(seed)
+    lo = np.where(np.isfinite(m.q_lower), m.q_lower, -1.0)
+    hi = np.where(np.isfinite(m.q_upper), m.q_upper, 1.0)
+    for _ in range(n):
+        q, v, a = rng.uniform(lo, hi), rng.normal(size=m.nv), rng.normal(size=m.nv)
+        qf = m.expand(q)
+        fk = ej.forward_kinematics(m, q)
+        for name, (R, p) in o.frames(qf).items():
+            i = m.body_index(name)
+            assert np.abs(fk.R[i] - R).max() < tol and np.abs(fk.p[i] - p).max() < tol, name
+        if not dynamics:
+            continue
+        G = m.coupler_jacobian(q)
+        tau_os = G.T @ o.inverse_dynamics(qf, m.expand_v(v, q), m.expand_a(a, q, v))
+        tau = ej.rnea(m, q, v, a)
+        assert np.abs(tau - tau_os).max() <= tol * max(1.0, np.abs(tau_os).max())
+        M_os = G.T @ o.mass_matrix(qf) @ G
+        M = ej.mass_matrix(m, q)
+        assert np.abs(M - M_os).max() <= tol * max(1.0, np.abs(M_os).max())
+    return m
+
+
+@pytest.mark.parametrize("name", SHARED_MODELS)
+def test_shared_models_against_opensim(name):
+    path = os.path.join(SHARED, name + ".osim")
+    if not os.path.exists(path):
+        pytest.skip(f"the shared OpenSim models are not here ({os.path.abspath(SHARED)} is absent)")
+    m = compare(path)
+    assert all(n in m.coordinate_names for n in m.coordinate_names)
+
+
+def test_leg6dof9musc_coupler_and_inertia_warning():
+    path = os.path.join(SHARED, "leg6dof9musc.osim")
+    if not os.path.exists(path):
+        pytest.skip(f"the shared OpenSim models are not here ({os.path.abspath(SHARED)} is absent)")
+    with pytest.warns(ej.InertiaWarning, match="toes_r"), pytest.warns(ej.OpenSimWarning, match="Thelen2003Muscle"):
+        m = ej.load_opensim(path)
+    assert "knee_angle_pat_r" not in m.coordinate_names and "knee_angle_pat_r" in m.expanded().coordinate_names
+    assert m.has_couplers and "left out" in m.summary()
+    with pytest.raises(ModelError, match="toes_r"):
+        ej.load_opensim(path, strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mb = ej.load_opensim(path, balance_inertia=True)
+    ev = np.linalg.eigvalsh(mb.body_inertia[mb.body_index("toes_r")])
+    assert ev[0] + ev[1] >= ev[2] - 1e-15
+    assert np.allclose(m.neutral()[m.coordinate_names.index("knee_angle_r")], -0.6469763)
+
+
+def test_knee_patella_data_file():
+    m = compare(os.path.join(DATA, "knee_patella.osim"))
+    assert m.coordinate_names == ("hip_flexion", "knee_angle") and not m.couplers_linear
+    assert np.allclose(m.neutral(), [0.3, -0.6])
+    assert m.q_lower.tolist() == [-1.2, -2.0]
+
+
+AXIS = """<TransformAxis name="{n}"><coordinates>{c}</coordinates><axis>{a}</axis>{f}</TransformAxis>"""
+CONST0 = "<Constant><value>0</value></Constant>"
+
+
+def custom(name, parent, child, coords, axes):
+    """A CustomJoint: axes {"rotation1": (coordinate names, axis, function xml), ...}."""
+    body = []
+    defaults = {"rotation1": "1 0 0", "rotation2": "0 1 0", "rotation3": "0 0 1",
+                "translation1": "1 0 0", "translation2": "0 1 0", "translation3": "0 0 1"}
+    for n in defaults:
+        c, a, f = axes.get(n, ("", defaults[n], CONST0))
+        body.append(AXIS.format(n=n, c=c, a=a, f=f))
+    return joint("CustomJoint", name, parent, child, coords, "<SpatialTransform>" + "".join(body) + "</SpatialTransform>")
+
+
+def joint(kind, name, parent, child, coords, extra="", pt="0.1 -0.2 0.05", po="0.3 -0.2 0.1", co="0.1 0.2 -0.3"):
+    cx = "".join(f"<Coordinate name=\"{c}\"><default_value>{d}</default_value><range>-1 1</range>"
+                 f"<locked>{'true' if lk else 'false'}</locked></Coordinate>" for c, d, lk in coords)
+    return (f"<{kind} name=\"{name}\"><socket_parent_frame>{name}_p</socket_parent_frame>"
+            f"<socket_child_frame>{name}_c</socket_child_frame><coordinates>{cx}</coordinates><frames>"
+            f"<PhysicalOffsetFrame name=\"{name}_p\"><socket_parent>{parent}</socket_parent>"
+            f"<translation>{pt}</translation><orientation>{po}</orientation></PhysicalOffsetFrame>"
+            f"<PhysicalOffsetFrame name=\"{name}_c\"><socket_parent>{child}</socket_parent>"
+            f"<translation>0.02 0.1 0</translation><orientation>{co}</orientation></PhysicalOffsetFrame>"
+            f"</frames>{extra}</{kind}>")
+
+
+def document(joints, bodies, constraints=""):
+    bx = "".join(f"<Body name=\"{b}\"><mass>{1 + 0.3 * k}</mass><mass_center>0.05 -0.1 0.02</mass_center>"
+                 f"<inertia>0.03 0.02 0.025 0.001 -0.002 0.0015</inertia></Body>" for k, b in enumerate(bodies))
+    return (f"<?xml version=\"1.0\" encoding=\"UTF-8\" ?><OpenSimDocument Version=\"40000\"><Model name=\"t\">"
+            f"<gravity>0 -9.80665 0</gravity><BodySet><objects>{bx}</objects></BodySet>"
+            f"<JointSet><objects>{''.join(joints)}</objects></JointSet>"
+            f"<ConstraintSet><objects>{constraints}</objects></ConstraintSet></Model></OpenSimDocument>")
+
+
+SPLINE = "<SimmSpline><x>-1.2 -0.5 0 0.4 1.2</x><y>0.01 0.03 -0.02 0.04 0.0</y></SimmSpline>"
+PWL = "<PiecewiseLinearFunction><x>-1.2 -0.2 0.5 1.2</x><y>0.02 -0.01 0.03 0.01</y></PiecewiseLinearFunction>"
+POLY = "<PolynomialFunction><coefficients>0.2 -0.1 0.5 0.01</coefficients></PolynomialFunction>"
+MULT = f"<MultiplierFunction><function>{SPLINE}</function><scale>-1.7</scale></MultiplierFunction>"
+LIN = "<LinearFunction><coefficients>0.8 0.1</coefficients></LinearFunction>"
+ONE = "<LinearFunction><coefficients>1 0</coefficients></LinearFunction>"
+
+
+def kinds_file(tmp_path, with_euler_speeds=False):
+    G, B = "/ground", "/bodyset/"
+    js = [
+        custom("c1", G, B + "a", [("c1_x", 0.2, False), ("c1_y", -0.3, False)],
+               {"rotation1": ("c1_x", "0.6 0 0.8", ONE), "rotation2": ("c1_y", "0 1 0", LIN),
+                "rotation3": ("", "0.3 0.3 0.9", "<Constant><value>0.3</value></Constant>"),
+                "translation1": ("c1_x", "1 0 0", SPLINE),
+                "translation2": ("c1_y", "0 1 0", PWL), "translation3": ("c1_y", "0.1 0.2 0.97", MULT)}),
+        joint("SliderJoint", "sl", B + "a", B + "b", [("sl_x", 0.1, False)]),
+        joint("UniversalJoint", "un", B + "b", B + "c", [("un_x", 0.2, False), ("un_y", -0.4, False)]),
+        joint("PlanarJoint", "pl", B + "c", B + "d", [("pl_rz", 0.3, False), ("pl_tx", 0.1, False),
+                                                      ("pl_ty", -0.2, False)]),
+        joint("GimbalJoint", "gi", B + "d", B + "e", [("gi_1", 0.3, False), ("gi_2", -0.2, False),
+                                                      ("gi_3", 0.5, False)]),
+        joint("PinJoint", "pin", B + "e", B + "f", [("pin_z", 0.25, True)]),
+        joint("WeldJoint", "we", B + "f", B + "g", []),
+        joint("PinJoint", "pin2", B + "g", B + "h", [("pin2_z", 0.1, False)]),
+    ]
+    bodies = list("abcdefgh")
+    if with_euler_speeds:
+        js += [joint("BallJoint", "ba", B + "h", B + "i", [("ba_1", 0.1, False), ("ba_2", 0.2, False),
+                                                           ("ba_3", -0.3, False)]),
+               joint("FreeJoint", "fr", B + "i", B + "j", [(f"fr_{k}", 0.1 * k - 0.2, False) for k in range(6)])]
+        bodies += ["i", "j"]
+    cons = ("<CoordinateCouplerConstraint name=\"cc\"><isEnforced>true</isEnforced>"
+            f"<coupled_coordinates_function>{SPLINE}</coupled_coordinates_function>"
+            "<independent_coordinate_names>c1_x</independent_coordinate_names>"
+            "<dependent_coordinate_name>pin2_z</dependent_coordinate_name><scale_factor>2.5</scale_factor>"
+            "</CoordinateCouplerConstraint>")
+    p = tmp_path / ("kinds_euler.osim" if with_euler_speeds else "kinds.osim")
+    p.write_text(document(js, bodies, cons))
+    return str(p)
+
+
+def test_every_joint_and_function_kind_against_opensim(tmp_path):
+    m = compare(kinds_file(tmp_path), n=5)
+    # the locked pin is welded at its default value; the coupled pin has no coordinate of its own
+    assert "pin_z" not in m.coordinate_names and "pin2_z" not in m.coordinate_names
+    assert m.nq == 1 + 1 + 1 + 2 + 3 + 3
+    free = _load(kinds_file(tmp_path), locked="free")
+    assert "pin_z" in free.coordinate_names
+
+
+def test_polynomial_rotation_against_opensim(tmp_path):
+    p = tmp_path / "poly.osim"
+    p.write_text(document([custom("c", "/ground", "/bodyset/a", [("x", 0.1, False)],
+                                  {"rotation2": ("x", "0.3 0.3 0.9", POLY), "translation1": ("x", "1 0 0", PWL)})],
+                          ["a"]))
+    compare(str(p))
+
+
+def test_one_coordinate_on_two_rotations_follows_lagrange(tmp_path):
+    """A CustomJoint coordinate that drives two rotation axes: positions and the mass matrix are
+    OpenSim's, and the inverse dynamics are Lagrange's equations of OpenSim's own mass matrix
+    (its Christoffel terms by finite differences), which OpenSim's InverseDynamicsSolver does not
+    reproduce for such a joint (its velocity terms differ by about 1e-3 relative)."""
+    p = tmp_path / "two_rotations.osim"
+    p.write_text(document([custom("c", "/ground", "/bodyset/a", [("x", 0.2, False), ("y", -0.3, False)],
+                                  {"rotation1": ("x", "0.6 0 0.8", ONE), "rotation2": ("y", "0 1 0", ONE),
+                                   "rotation3": ("x", "0 0 1", ONE)})], ["a"]))
+    m = compare(str(p), dynamics=False)
+    o = Oracle(str(p), m.coordinate_names)
+    rng = np.random.default_rng(5)
+    q, v, a = rng.uniform(-0.9, 0.9, 2), rng.normal(size=2), rng.normal(size=2)
+    h = 1e-6
+    dM = [(o.mass_matrix(q + h * e) - o.mass_matrix(q - h * e)) / (2 * h) for e in np.eye(2)]
+    coriolis = sum(dM[k] * v[k] for k in range(2)) @ v - 0.5 * np.array([v @ dM[k] @ v for k in range(2)])
+    lagrange = o.inverse_dynamics(q, np.zeros(2), a) + coriolis
+    tau = ej.rnea(m, q, v, a)
+    assert np.allclose(tau, lagrange, rtol=1e-7, atol=1e-7)
+    assert np.abs(o.inverse_dynamics(q, v, a) - lagrange).max() > 1e-5
+
+
+def test_ball_and_free_joints_positions(tmp_path):
+    # their OpenSim speeds are angular velocities; ejce_nb's are the angle rates: same poses
+    compare(kinds_file(tmp_path, with_euler_speeds=True), dynamics=False)
+
+
+def test_simm_spline_is_opensims():
+    x = np.array([-2.0, -1.1, -0.3, 0.2, 0.9, 1.7])
+    y = np.array([0.3, -0.1, 0.4, 0.35, -0.2, 0.1])
+    for n in (2, 3, 4, 6):
+        s = opensim.SimmSpline()
+        for a, b in zip(x[:n], y[:n]):
+            s.addPoint(float(a), float(b))
+        mine = ej.fn.Spline(0, x[:n], y[:n], end="simm")
+        for t in np.concatenate([np.linspace(x[0] - 0.5, x[n - 1] + 0.5, 23), x[:n]]):
+            v = opensim.Vector(1, float(t))
+            want = (s.calcValue(v), s.calcDerivative(opensim.StdVectorInt([0]), v),
+                    s.calcDerivative(opensim.StdVectorInt([0, 0]), v))
+            got = mine.derivatives(t)
+            assert np.allclose(got[:2], want[:2], rtol=1e-12, atol=1e-12), (n, t)
+            if not np.any(np.isclose(t, x[:n])):      # second derivative: one-sided at the knots
+                assert np.isclose(got[2], want[2], rtol=1e-10, atol=1e-10), (n, t)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("<OpenSimDocument><Model>", "malformed XML"),
+    ("<robot/>", "not an OpenSim model"),
+    (document([joint("HingeJoint", "h", "/ground", "/bodyset/a", [])], ["a"]), "HingeJoint 'h': joint kind not supported"),
+    (document([joint("PinJoint", "p", "/bodyset/nope", "/bodyset/a", [("x", 0, False)])], ["a"]),
+     "frame '/bodyset/nope' is neither"),
+    (document([custom("c", "/ground", "/bodyset/a", [("x", 0, False)],
+                      {"rotation1": ("x", "1 0 0", "<StepFunction/>")})], ["a"]), "StepFunction.*not supported"),
+    (document([custom("c", "/ground", "/bodyset/a", [("x", 0, False)],
+                      {"rotation1": ("x", "1 0 0", "<SimmSpline><x>0 2 1</x><y>0 1 2</y></SimmSpline>")})], ["a"]),
+     "TransformAxis 'rotation1'.*strictly increasing"),
+    (document([joint("PinJoint", "p", "/ground", "/bodyset/a", [("x", 0, False)])], ["a", "b"]), r"\['b'\] have no joint"),
+])
+def test_bad_files(text, match):
+    with pytest.raises(ModelError, match=match):
+        ej.load_opensim(text)
+
+
+def test_coupler_errors_name_the_constraint(tmp_path):
+    doc = document([joint("PinJoint", "p", "/ground", "/bodyset/a", [("x", 0, False)])], ["a"],
+                   "<CoordinateCouplerConstraint name=\"bad\"><coupled_coordinates_function>" + ONE +
+                   "</coupled_coordinates_function><independent_coordinate_names>y</independent_coordinate_names>"
+                   "<dependent_coordinate_name>x</dependent_coordinate_name></CoordinateCouplerConstraint>")
+    with pytest.raises(ModelError, match="CoordinateCouplerConstraint 'bad': no coordinate named 'y'"):
+        ej.load_opensim(doc)
+
+
+def test_models_load_and_json_round_trip():
+    m = ej.models.load("knee_patella.osim")
+    back = ej.Model.from_json(m.to_json())
+    q, v, a = np.array([0.1, -0.7]), np.array([0.4, -0.2]), np.array([0.3, 0.5])
+    assert back.coordinate_names == m.coordinate_names
+    assert np.array_equal(ej.rnea(back, q, v, a), ej.rnea(m, q, v, a))
+    assert np.array_equal(back.neutral(), m.neutral())
