@@ -39,6 +39,7 @@ Mapping (docs/API.md, "Loading MJCF", says the same for users):
     actuators, tendons, connect / weld / other equalities, nonlinear polynomial couplings,
     gravity compensation, flex, friction loss, fluid forces and the rest.
 """
+import math
 import os
 import sys
 import warnings
@@ -146,8 +147,10 @@ def from_mujoco(mjmodel, source=None, warn=True):
     bnames = [_name(mujoco, mj, OBJ_BODY, i, f"body{i}") for i in range(mj.nbody)]
     bnames[0] = "world"
 
-    # joint equalities that are linear couplings: joint -> (source joint, multiplier, offset)
+    # joint equalities: linear couplings, joint -> (source joint, multiplier, offset), become
+    # mimic joints; nonlinear ones, joint -> (source joint, coefficients in q_source), couplers
     coupled = {}
+    poly = {}
     EQ = mujoco.mjtEq
     eq_left = {}
     for e in range(mj.neq):
@@ -167,18 +170,27 @@ def from_mujoco(mjmodel, source=None, warn=True):
         why = None
         if j2 < 0:
             why = "joint equalities that lock a joint at a value"
-        elif np.any(c[2:] != 0.0):
-            why = "nonlinear polynomial joint couplings (polycoef beyond the linear term)"
-        elif any(int(mj.jnt_type[j]) not in (HINGE, SLIDE) or mj.body_jntnum[mj.jnt_bodyid[j]] != 1
-                 for j in (j1, j2)):
-            why = "joint couplings of a joint that is not the only hinge or slide of its body"
-        elif j1 in coupled or j2 in coupled or j1 == j2 or any(s == j1 for s, _, _ in coupled.values()):
+        elif any(int(mj.jnt_type[j]) not in (HINGE, SLIDE) for j in (j1, j2)):
+            why = "joint couplings of a ball or free joint"
+        elif (j1 in coupled or j2 in coupled or j1 in poly or j2 in poly or j1 == j2
+              or any(v[0] == j1 for v in list(coupled.values()) + list(poly.values()))):
             why = "chained or repeated joint couplings"
+        elif np.all(c[2:] == 0.0) and any(mj.body_jntnum[mj.jnt_bodyid[j]] != 1 for j in (j1, j2)):
+            why = "linear joint couplings of a joint that is not the only hinge or slide of its body"
         if why is not None:
             eq_left.setdefault(why, []).append(label)
             continue
         q10, q20 = float(mj.qpos0[mj.jnt_qposadr[j1]]), float(mj.qpos0[mj.jnt_qposadr[j2]])
-        coupled[j1] = (j2, float(c[1]), q10 + float(c[0]) - float(c[1]) * q20)
+        if np.all(c[2:] == 0.0):
+            coupled[j1] = (j2, float(c[1]), q10 + float(c[0]) - float(c[1]) * q20)
+        else:
+            # q1 - q1_0 = sum_k c_k (q2 - q2_0)^k, as a polynomial in q2 (lowest order first)
+            coeffs = np.zeros(5)
+            for k in range(5):
+                for m in range(k + 1):
+                    coeffs[m] += c[k] * math.comb(k, m) * (-q20) ** (k - m)
+            coeffs[0] += q10
+            poly[j1] = (j2, coeffs)
     for what, labels in eq_left.items():
         notes.append(f"{what}: {len(labels)} ({', '.join(labels[:8])}{', ...' if len(labels) > 8 else ''})")
 
@@ -326,6 +338,16 @@ def from_mujoco(mjmodel, source=None, warn=True):
     if nmocap:
         notes.append(f"mocap bodies: {nmocap}, fixed at their pose in the file")
     b.notes = [f"MJCF, not loaded: {n}" for n in notes]
+    lost = []
+    for j1, (j2, coeffs) in poly.items():
+        b.add_coupler(jnames[j1], jnames[j2], _fn.Poly(0, np.trim_zeros(coeffs, "b")))
+        d1 = int(mj.jnt_dofadr[j1])
+        if arm[d1] != 0.0 or damp[d1] != 0.0 or stiff[d1] != 0.0:
+            lost.append(jnames[j1])
+    if lost:
+        notes.append("armature, damping and stiffness of joints that follow another nonlinearly: "
+                     + ", ".join(lost))
+        b.notes.append(f"MJCF, not loaded: {notes[-1]}")
     model = b.build()
     if warn and notes:
         warnings.warn(MJCFWarning(f"{source}: left out what is not rigid-body tree dynamics: " + "; ".join(notes),

@@ -325,9 +325,11 @@ COUPLED = """
 """
 
 
+COUPLED_LINEAR = COUPLED.replace('<joint name="quad" joint1="j3" joint2="j1" polycoef="0 1 0.3 0 0"/>', "")
+
+
 def test_linear_joint_equality_is_a_mimic_joint():
-    with pytest.warns(ej.MJCFWarning, match="nonlinear polynomial joint couplings.*quad"):
-        model = ej.load_mjcf(COUPLED)
+    model = ej.load_mjcf(COUPLED_LINEAR, warn=False)
     j2 = model.joint_index("j2")
     assert model.joint_mimic[j2] == model.joint_index("j1")
     assert model.joint_mimic_multiplier[j2] == -0.5
@@ -336,7 +338,7 @@ def test_linear_joint_equality_is_a_mimic_joint():
     assert (model.nq, model.nv) == (2, 2) and list(model.coordinate_names) == ["j1", "j3"]
     # the coupled dynamics are MuJoCo's projected on the independent coordinates, armature and
     # damping of the follower carried along
-    mj = rigid_only(compiled(COUPLED))
+    mj = rigid_only(compiled(COUPLED_LINEAR))
     Gq, gq, Gv = model.mimic_map()
     rng = np.random.default_rng(4)
     for _ in range(3):
@@ -345,6 +347,28 @@ def test_linear_joint_equality_is_a_mimic_joint():
         assert rel(ej.mass_matrix(model, q), Gv.T @ M_mj @ Gv) < RTOL
         assert rel(ej.rnea(model, q, qd, qdd), Gv.T @ tau_mj) < RTOL
     assert np.allclose(model.dof_damping, [0.3 + 0.25 * 0.1, 0.0])
+
+
+def test_nonlinear_joint_equality_is_an_exact_coupler():
+    # j3 - 0 = 0 + (j1 - 0) + 0.3 (j1 - 0)^2 beside the linear j2 = 0.2 + 0.1 - 0.5 j1
+    model = ej.load_mjcf(COUPLED, warn=False)
+    assert (model.nq, model.nv) == (1, 1) and list(model.coordinate_names) == ["j1"]
+    assert "coupler j3" in model.summary()
+    mj = rigid_only(compiled(COUPLED))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, qd, qdd = rng.normal(size=1), rng.normal(size=1), rng.normal(size=1)
+        qf = model.expand(q)
+        assert np.allclose(qf, [q[0], 0.3 - 0.5 * q[0], q[0] + 0.3 * q[0] ** 2], rtol=0, atol=1e-15)
+        G = model.coupler_jacobian(q)
+        assert np.allclose(G[:, 0], [1.0, -0.5, 1.0 + 0.6 * q[0]], rtol=0, atol=1e-15)
+        af = model.expand_a(qdd, q, qd)
+        assert np.isclose(af[2], (1.0 + 0.6 * q[0]) * qdd[0] + 0.6 * qd[0] ** 2, rtol=1e-14)
+        tau_mj, M_mj, _ = mujoco_dynamics(mj, qf, G @ qd, af)
+        tau = ej.rnea(model, q, qd, qdd)
+        assert rel(tau, G.T @ tau_mj) < RTOL
+        assert rel(ej.mass_matrix(model, q), G.T @ M_mj @ G) < RTOL
+        assert rel(ej.aba(model, q, qd, tau), qdd) < RTOL
 
 
 LEFT_OUT = """
