@@ -336,9 +336,16 @@ class Model:
         return {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)}
 
     def neutral(self):
-        """A valid reference configuration (zero angles, unit quaternions)."""
-        return np.concatenate([s.neutral() for j, s in enumerate(self.joint_specs) if self.joint_mimic[j] < 0]
-                              + [np.zeros(0)])
+        """A valid reference configuration within the coordinate limits: each joint's own
+        neutral (zero angles, unit quaternions), every coordinate moved to the point of
+        [q_lower, q_upper] nearest to it (unit quaternions are not limited)."""
+        q = np.concatenate([s.neutral() for j, s in enumerate(self.joint_specs) if self.joint_mimic[j] < 0]
+                           + [np.zeros(0)])
+        free = np.ones(self.nq, dtype=bool)
+        for _, sl in self._quaternion_blocks:
+            free[sl] = False
+        q[free] = np.clip(q[free], self.q_lower[free], self.q_upper[free])
+        return q
 
     def quaternion_blocks(self):
         """(joint, q slice) of every unit-quaternion block, e.g. to normalise them in integrators."""
