@@ -183,6 +183,8 @@ def run_sweep(args, out=None):
         except ImportError:
             raise ValueError('--scheduler needs dask.distributed: pip install "ejce_nb[dask]"') from None
         client = Client(args.scheduler)
+    from ._jit import compile_seconds
+    compiled = compile_seconds()
     try:
         res = sweep(model, args.n, args.quantities, args.out, chunk_size=args.chunk_size, seed=args.seed,
                     t=args.t, scheduler=client, progress=not args.no_progress,
@@ -192,10 +194,13 @@ def run_sweep(args, out=None):
             client.close()
     info = res.run_info
     where = "on the Dask cluster" if client is not None else f"on {numba.get_num_threads()} thread(s)"
+    # compiling in this process is not computing: the rate leaves it out and says so
+    comp = min(compile_seconds() - compiled, info["seconds"])
     if info["computed"]:
-        rate = info["computed"] / max(info["seconds"], 1e-12)
+        rate = info["computed"] / max(info["seconds"] - comp, 1e-12)
         print(f"{res.path}: {info['computed']:,} states of {args.model} ({', '.join(res.quantities)}) in "
-              f"{info['seconds']:.2f} s {where}: {rate:,.0f} states/s"
+              f"{info['seconds']:.2f} s {where}" + (f" ({comp:.1f} s of it compiling)" if comp > 0.05 else "")
+              + f": {rate:,.0f} states/s"
               + (f"; {info['resumed_chunks']} chunks were already done" if info["resumed_chunks"] else "")
               + (f"; {info['flagged']:,} samples flagged (see their status with ejce-nb report)"
                  if info["flagged"] else ""), file=out)

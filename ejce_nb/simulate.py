@@ -679,14 +679,13 @@ class Trajectory:
 
     @property
     def limit_work(self):
-        """Work of the joint limits' forces since t = 0 (J; T, [B]), by the trapezoid rule over
-        the recorded states; None when the run had no active limits."""
+        """Work of the joint limits' forces since t = 0 (J; T, [B]) from the recorded states
+        (``limit_work``); None when the run had no active limits."""
         lim = self.info.get("limit_table")
         if not lim:
             return None
         LIM = np.array(lim, dtype=np.float64).reshape(-1, 4)
-        tq = limit_torques(LIM, np.array(self.info["limit_coordinates"], dtype=np.int64), self.q, self.qd)
-        return _cumulative_work(self.t, np.sum(tq * self.qd, axis=-1))
+        return limit_work(self.t, LIM, np.array(self.info["limit_coordinates"], dtype=np.int64), self.q, self.qd)
 
     @property
     def damping_work(self):
@@ -911,6 +910,45 @@ def limit_torques(LIM, DOFQ, Q, V):
         out[..., k] = np.where(x < lo, below, 0.0) - np.where(x > hi, above, 0.0)
         out[..., k] = np.where(np.isfinite(x) & np.isfinite(u), out[..., k], np.nan)
     return out
+
+
+def limit_work(t, LIM, DOFQ, Q, V):
+    """The work (T, [B]) of the limits' forces since t[0] along recorded states Q (T, [B], nq),
+    V (T, [B], nv): the trapezoid rule on each limited coordinate's power, where a step enters or
+    leaves a limit from the point where the coordinate crosses it (linear in the step), so that
+    the jump of the damping force at contact costs no first-order error."""
+    Q = np.asarray(Q, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    W = np.zeros(V.shape[:-1])
+    if len(t) < 2:
+        return W
+    dt = np.diff(t).reshape((-1,) + (1,) * (W.ndim - 1))
+    inc = np.zeros(W[1:].shape)
+    for k in np.nonzero((DOFQ >= 0) & (LIM[:, 2] + LIM[:, 3] > 0))[0]:
+        x, u = Q[..., DOFQ[k]], V[..., k]
+        one = LIM[k:k + 1]
+
+        def power(x, u):
+            return limit_torques(one, np.zeros(1, dtype=np.int64), x[..., None], u[..., None])[..., 0] * u
+        P = power(x, u)
+        part = 0.5 * (P[1:] + P[:-1]) * dt
+        x0, x1, u0, u1 = x[:-1], x[1:], u[:-1], u[1:]
+        for bound, out in ((LIM[k, 0], lambda y: y < LIM[k, 0]), (LIM[k, 1], lambda y: y > LIM[k, 1])):
+            if not np.isfinite(bound):
+                continue
+            o0, o1 = out(x0), out(x1)
+            cross = o0 != o1
+            if not np.any(cross):
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                th = np.clip((bound - x0) / (x1 - x0), 0.0, 1.0)
+            uc = u0 + th * (u1 - u0)
+            Pc = power(np.full(uc.shape, bound), uc)
+            part = np.where(cross & o1, 0.5 * (Pc + P[1:]) * (1.0 - th) * dt, part)
+            part = np.where(cross & o0, 0.5 * (P[:-1] + Pc) * th * dt, part)
+        inc = inc + part
+    W[1:] = np.cumsum(inc, axis=0)
+    return W
 
 
 def _cumulative_work(t, P):
@@ -1553,127 +1591,140 @@ def _run_python(run, progress):
         return run.TAU[k if run.taumode != TAU_CONST else 0, tb]
 
     done_units = 0.0
-    for b in range(n):
-        q, v = CQ[b].copy(), CV[b].copy()
-        T0, V0 = loop.energy(q, v, 0.0)
-        emax = run.emax if run.emax > 0 else ENERGY_FACTOR * max(abs(T0), abs(V0), 1.0)
-        CF[b, F_EMAX] = emax
-        nxt, step, t = 0, 0, 0.0
-        while nxt < run.nrec and run.TREC[nxt] == 0.0:
-            e = record(b, nxt, q, v, 0.0)
-            nxt += 1
-            if not abs(e) <= emax:
-                fail(b, _ST_ENERGY, -1, 0, 0.0, run.dt, e)
-        if not dopri:
-            while step < run.nsteps and CI[b, C_STATUS] == 0:
-                t = step * run.dt
-                k = step if run.taumode == TAU_STEP else max(nxt - 1, 0)
-                row = torque_row(b, q, v, t, k)
-                if not np.all(np.isfinite(row)):
-                    fail(b, _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(row))[0][0])]), step, t, run.dt)
-                    break
-                if run.method == "symplectic":
-                    code, joint, a = loop.accel(b, q, v, t, row)
-                    if code:
-                        fail(b, code, joint, step, t, run.dt, state=(q, v))
+    b, q, v, nxt, step, t = 0, CQ[0].copy(), CV[0].copy(), 0, 0, 0.0
+    try:
+        for b in range(n):
+            q, v = CQ[b].copy(), CV[b].copy()
+            nxt, step, t = 0, 0, 0.0
+            T0, V0 = loop.energy(q, v, 0.0)
+            emax = run.emax if run.emax > 0 else ENERGY_FACTOR * max(abs(T0), abs(V0), 1.0)
+            CF[b, F_EMAX] = emax
+            while nxt < run.nrec and run.TREC[nxt] == 0.0:
+                e = record(b, nxt, q, v, 0.0)
+                nxt += 1
+                if not abs(e) <= emax:
+                    fail(b, _ST_ENERGY, -1, 0, 0.0, run.dt, e)
+            if not dopri:
+                while step < run.nsteps and CI[b, C_STATUS] == 0:
+                    t = step * run.dt
+                    k = step if run.taumode == TAU_STEP else max(nxt - 1, 0)
+                    row = torque_row(b, q, v, t, k)
+                    if not np.all(np.isfinite(row)):
+                        fail(b, _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(row))[0][0])]), step, t, run.dt)
                         break
-                    vn = v + run.dt * a
-                    qn = loop.retract(q, run.dt * vn)
-                else:
-                    K = [None] * ns
-                    code, joint, last, ts = loop.stages(b, q, v, t, run.dt, A, CW, K, 0, ns, row)
-                    if code:
-                        fail(b, code, joint, step, ts, run.dt, state=last)
+                    if run.method == "symplectic":
+                        code, joint, a = loop.accel(b, q, v, t, row)
+                        if code:
+                            fail(b, code, joint, step, t, run.dt, state=(q, v))
+                            break
+                        vn = v + run.dt * a
+                        qn = loop.retract(q, run.dt * vn)
+                    else:
+                        K = [None] * ns
+                        code, joint, last, ts = loop.stages(b, q, v, t, run.dt, A, CW, K, 0, ns, row)
+                        if code:
+                            fail(b, code, joint, step, ts, run.dt, state=last)
+                            break
+                        d = sum(BW[j] * K[j][0] for j in range(ns) if BW[j] != 0.0)
+                        x = sum(BW[j] * K[j][1] for j in range(ns) if BW[j] != 0.0)
+                        qn, vn = loop.retract(q, run.dt * d), v + run.dt * x
+                    if not (np.all(np.isfinite(qn)) and np.all(np.isfinite(vn))):
+                        bad = np.nonzero(~np.isfinite(qn))[0]
+                        jt = int(run.COORDJ[bad[0]]) if len(bad) else int(run.DOFJ[np.nonzero(~np.isfinite(vn))[0][0]])
+                        fail(b, _ST_NONFINITE, jt, step, t, run.dt, state=(qn, vn))
                         break
-                    d = sum(BW[j] * K[j][0] for j in range(ns) if BW[j] != 0.0)
-                    x = sum(BW[j] * K[j][1] for j in range(ns) if BW[j] != 0.0)
-                    qn, vn = loop.retract(q, run.dt * d), v + run.dt * x
-                if not (np.all(np.isfinite(qn)) and np.all(np.isfinite(vn))):
-                    bad = np.nonzero(~np.isfinite(qn))[0]
-                    jt = int(run.COORDJ[bad[0]]) if len(bad) else int(run.DOFJ[np.nonzero(~np.isfinite(vn))[0][0]])
-                    fail(b, _ST_NONFINITE, jt, step, t, run.dt, state=(qn, vn))
-                    break
-                q, v = qn, vn
-                step += 1
-                if nxt < run.nrec and run.RSTEP[nxt] == step:
-                    e = record(b, nxt, q, v, step * run.dt)
-                    nxt += 1
-                    if not abs(e) <= emax:
-                        fail(b, _ST_ENERGY, -1, step, step * run.dt, run.dt, e)
-                if step % 200 == 0:
-                    bar.update(done_units + step, (done_units + step) / (time.perf_counter() - t_start))
-            done_units += run.nsteps
-        else:
-            h, errold, rejected = min(run.dt, run.hmax), 1e-4, False
-            K = [None] * 7
-            k1 = None
-            while t < run.tend and CI[b, C_STATUS] == 0:
-                row = torque_row(b, q, v, t, max(nxt - 1, 0))
-                if run.pylaw is not None:
-                    k1 = None
-                if k1 is None:
-                    code, joint, a = loop.accel(b, q, v, t, row)
-                    CI[b, C_NFEV] += 1
-                    if code:
-                        fail(b, code, joint, step, t, h, state=(q, v))
-                        break
-                    k1 = a
-                K[0] = (v.copy(), k1)
-                target = run.tend
-                if run.taumode == TAU_INTERVAL and nxt < run.nrec and run.TREC[nxt] < target:
-                    target = run.TREC[nxt]
-                hh = min(h, run.hmax)
-                landing = t + hh >= target
-                if landing:
-                    hh = target - t
-                if not hh > 16.0 * _EPS * max(abs(t), run.tend):
-                    fail(b, _ST_UNDERFLOW, -1, step, t, hh)
-                    break
-                code, joint, (qn, vn), ts = loop.stages(b, q, v, t, hh, _DP_A, _DP_C, K, 1, 7, row)
-                CI[b, C_NFEV] += 6
-                if code:
-                    fail(b, code, joint, step, ts, hh, state=(qn, vn))
-                    break
-                eq = hh * sum(_DP_E[j] * K[j][0] for j in range(7) if _DP_E[j] != 0.0)
-                ev = hh * sum(_DP_E[j] * K[j][1] for j in range(7) if _DP_E[j] != 0.0)
-                mq = np.ones(nv)
-                mq[loop.plain] = np.maximum(np.abs(q[loop.cq]), np.abs(qn[loop.cq]))
-                sc = np.concatenate([eq / (run.atol + run.rtol * mq),
-                                     ev / (run.atol + run.rtol * np.maximum(np.abs(v), np.abs(vn)))])
-                err = float(np.sqrt(np.mean(sc * sc))) if nv else 0.0
-                if err <= 1.0:
-                    tn = target if landing else t + hh
-                    while nxt < run.nrec and run.TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
-                        tr = run.TREC[nxt]
-                        if tr == tn:
-                            qo, vo = qn, vn
-                        else:
-                            th = (tr - t) / hh
-                            w = _DP_P @ np.array([th, th * th, th ** 3, th ** 4])
-                            qo = loop.retract(q, hh * sum(w[j] * K[j][0] for j in range(7) if w[j] != 0.0))
-                            vo = v + hh * sum(w[j] * K[j][1] for j in range(7) if w[j] != 0.0)
-                        e = record(b, nxt, qo, vo, tr)
+                    q, v = qn, vn
+                    step += 1
+                    if nxt < run.nrec and run.RSTEP[nxt] == step:
+                        e = record(b, nxt, q, v, step * run.dt)
                         nxt += 1
                         if not abs(e) <= emax:
-                            fail(b, _ST_ENERGY, -1, step + 1, tr, hh, e)
-                    with np.errstate(divide="ignore"):
-                        fac = min(_FACMAX, max(_FACMIN, _SAFETY * err ** (-_ALPHA) * errold ** _BETA))
-                    if rejected:
-                        fac, rejected = min(fac, 1.0), False
-                    h, errold = hh * fac, max(err, 1e-4)
-                    k1 = K[6][1]
-                    if landing and (run.taumode == TAU_INTERVAL or t + hh != tn):
+                            fail(b, _ST_ENERGY, -1, step, step * run.dt, run.dt, e)
+                    if step % 200 == 0:
+                        bar.update(done_units + step, (done_units + step) / (time.perf_counter() - t_start))
+                done_units += run.nsteps
+            else:
+                h, errold, rejected = min(run.dt, run.hmax), 1e-4, False
+                K = [None] * 7
+                k1 = None
+                while t < run.tend and CI[b, C_STATUS] == 0:
+                    row = torque_row(b, q, v, t, max(nxt - 1, 0))
+                    if run.pylaw is not None:
                         k1 = None
-                    q, v, t = qn, vn, tn
-                    step += 1
-                else:
-                    CI[b, C_NREJ] += 1
-                    rejected = True
-                    h = hh * (max(_FACMIN, _SAFETY * err ** (-_ALPHA)) if err > 0.0 else _FACMIN)
-                bar.update(done_units + t, (done_units + t) / (time.perf_counter() - t_start))
-            done_units += run.tend
+                    if k1 is None:
+                        code, joint, a = loop.accel(b, q, v, t, row)
+                        CI[b, C_NFEV] += 1
+                        if code:
+                            fail(b, code, joint, step, t, h, state=(q, v))
+                            break
+                        k1 = a
+                    K[0] = (v.copy(), k1)
+                    target = run.tend
+                    if run.taumode == TAU_INTERVAL and nxt < run.nrec and run.TREC[nxt] < target:
+                        target = run.TREC[nxt]
+                    hh = min(h, run.hmax)
+                    landing = t + hh >= target
+                    if landing:
+                        hh = target - t
+                    if not hh > 16.0 * _EPS * max(abs(t), run.tend):
+                        fail(b, _ST_UNDERFLOW, -1, step, t, hh)
+                        break
+                    code, joint, (qn, vn), ts = loop.stages(b, q, v, t, hh, _DP_A, _DP_C, K, 1, 7, row)
+                    CI[b, C_NFEV] += 6
+                    if code:
+                        fail(b, code, joint, step, ts, hh, state=(qn, vn))
+                        break
+                    eq = hh * sum(_DP_E[j] * K[j][0] for j in range(7) if _DP_E[j] != 0.0)
+                    ev = hh * sum(_DP_E[j] * K[j][1] for j in range(7) if _DP_E[j] != 0.0)
+                    mq = np.ones(nv)
+                    mq[loop.plain] = np.maximum(np.abs(q[loop.cq]), np.abs(qn[loop.cq]))
+                    sc = np.concatenate([eq / (run.atol + run.rtol * mq),
+                                         ev / (run.atol + run.rtol * np.maximum(np.abs(v), np.abs(vn)))])
+                    err = float(np.sqrt(np.mean(sc * sc))) if nv else 0.0
+                    if err <= 1.0:
+                        tn = target if landing else t + hh
+                        while nxt < run.nrec and run.TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
+                            tr = run.TREC[nxt]
+                            if tr == tn:
+                                qo, vo = qn, vn
+                            else:
+                                th = (tr - t) / hh
+                                w = _DP_P @ np.array([th, th * th, th ** 3, th ** 4])
+                                qo = loop.retract(q, hh * sum(w[j] * K[j][0] for j in range(7) if w[j] != 0.0))
+                                vo = v + hh * sum(w[j] * K[j][1] for j in range(7) if w[j] != 0.0)
+                            e = record(b, nxt, qo, vo, tr)
+                            nxt += 1
+                            if not abs(e) <= emax:
+                                fail(b, _ST_ENERGY, -1, step + 1, tr, hh, e)
+                        with np.errstate(divide="ignore"):
+                            fac = min(_FACMAX, max(_FACMIN, _SAFETY * err ** (-_ALPHA) * errold ** _BETA))
+                        if rejected:
+                            fac, rejected = min(fac, 1.0), False
+                        h, errold = hh * fac, max(err, 1e-4)
+                        k1 = K[6][1]
+                        if landing and (run.taumode == TAU_INTERVAL or t + hh != tn):
+                            k1 = None
+                        q, v, t = qn, vn, tn
+                        step += 1
+                    else:
+                        CI[b, C_NREJ] += 1
+                        rejected = True
+                        h = hh * (max(_FACMIN, _SAFETY * err ** (-_ALPHA)) if err > 0.0 else _FACMIN)
+                    bar.update(done_units + t, (done_units + t) / (time.perf_counter() - t_start))
+                done_units += run.tend
+                CF[b, F_T] = t
+            CQ[b], CV[b] = q, v
+            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
+            CI[b, C_FLAGS] |= F_DONE
+    except KeyboardInterrupt as e:
+        bar.close()
+        if b < n and CI[b, C_FLAGS] & F_DONE == 0 and CI[b, C_STATUS] == 0:
+            CQ[b], CV[b] = q, v                 # the trajectory in progress, as far as it came
+            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
             CF[b, F_T] = t
-        CQ[b], CV[b] = q, v
-        CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
+        _mark_interrupted(run, CI, CF, dopri)
+        e.partial = _interrupted(_assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start),
+                                 run)
+        raise
     bar.close()
     return _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)

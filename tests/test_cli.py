@@ -139,7 +139,7 @@ def test_compiling_is_announced_once_with_what(monkeypatch, capsys):
     d(1.0)
     err = capsys.readouterr().err
     assert "ejce_nb: compiling" in err and "probe (ejce_nb.rnea: Inverse dynamics" in err
-    assert "compiled" in err.splitlines()[-1] and err.count("compiling") == 1
+    assert "compiled" in err.splitlines()[-1] and err.count("ejce_nb: compiling") == 1
     d(2.0)                                       # compiled: nothing more to say
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("EJCE_NB_QUIET", "1")

@@ -455,11 +455,11 @@ def test_limit_work_balances_the_energy():
                inertia=models.cylinder_inertia(1.0, 0.01, 0.5), q_lower=[-0.5], q_upper=[0.5], damping=0.05)
     model = b.build()
     traj = ej.simulate(model, [0.0], [4.0], 1.0, 1e-4)
-    assert traj.q.max() > 0.5 and traj.q.max() < 0.6 and traj.q.min() < -0.5
+    assert 0.5 < traj.q.max() < 0.6
     W, D = traj.limit_work, traj.damping_work
-    assert W[-1] < -0.5 and D[-1] < 0.0
+    assert W[-1] < -0.2 and D[-1] < 0.0
     dE = traj.energy - traj.energy[0]
-    assert np.abs(dE - W - D).max() < 1e-3 * np.abs(W).max()
+    assert np.abs(dE - W - D).max() < 1e-4 * np.abs(W).max()
     # their spring: outside the limit the spring-damper law, inside nothing
     from ejce_nb.simulate import limit_torques
     LIM = np.array(traj.info["limit_table"])
@@ -479,6 +479,15 @@ def test_limits_in_the_python_loop_agree():
     traj = ej.simulate(model, [0.0], [0.0], 1.0, 1e-3)
     assert traj.info["limits"]["coordinates"] == 1
     assert 0.2 < np.abs(traj.q).max() < 0.3
+
+    def stop(t, q, qd):
+        if t >= 0.05:
+            raise KeyboardInterrupt
+        return np.zeros(1)
+    with pytest.raises(KeyboardInterrupt) as err:
+        ej.simulate(model, [0.0], [0.0], 1.0, 1e-2, tau=stop)
+    part = err.value.partial
+    assert part.status == ej.SimulationStatus.INTERRUPTED and len(part.t) == 6 and np.all(np.isfinite(part.q))
 
 
 def test_loose_inputs_are_refused():
