@@ -459,7 +459,11 @@ def test_limit_work_balances_the_energy():
     W, D = traj.limit_work, traj.damping_work
     assert W[-1] < -0.2 and D[-1] < 0.0
     dE = traj.energy - traj.energy[0]
-    assert np.abs(dE - W - D).max() < 1e-4 * np.abs(W).max()
+    rest = np.abs(dE - W - D).max()
+    assert rest < 1e-2 * np.abs(W).max()
+    # what remains is the integration error, first order in dt where the contact force jumps
+    half = ej.simulate(model, [0.0], [4.0], 1.0, 5e-5)
+    assert np.abs(half.energy - half.energy[0] - half.limit_work - half.damping_work).max() < 0.7 * rest
     # their spring: outside the limit the spring-damper law, inside nothing
     from ejce_nb.simulate import limit_torques
     LIM = np.array(traj.info["limit_table"])
