@@ -84,14 +84,15 @@ def _energy_panel(ax, traj, trajectory):
     W_dmp = traj.damping_work
     W_lim = None if W_lim is None else one(W_lim)
     W_dmp = None if W_dmp is None else one(W_dmp)
-    used_limits = W_lim is not None and np.nanmax(np.abs(W_lim), initial=0.0) > 0
+    scale = max(abs(E[ok][0]) if ok.any() else 0.0, float(np.nanmax(np.abs(T))) if ok.any() else 0.0, 1e-300)
+    # limits that were never touched (work at rounding of the energy) leave a conservative run so
+    used_limits = W_lim is not None and np.nanmax(np.abs(W_lim), initial=0.0) > 1e-12 * scale
     forced = bool(traj.info.get("forced")) or bool(traj.info.get("rheonomic"))
     method = f"{traj.info.get('method', '')}, dt = {traj.info.get('dt', float('nan')):g}"
     if not ok.any():
         ax.set_title("energy: no finite state recorded")
         return
     if W_dmp is None and not used_limits and not forced:
-        scale = max(abs(E[0]), float(np.nanmax(np.abs(T))), np.finfo(float).tiny)
         ax.plot(t[ok], (E[ok] - E[ok][0]) / scale, lw=1.0)
         ax.set_ylabel("(E - E0) / max(|E0|, max T)")
         ax.set_title(f"energy drift of a conservative run: an integration error ({method})")

@@ -964,7 +964,9 @@ def _cumulative_work(t, P):
 def _limit_table(model, limits, DOFQ):
     """(LIM (nv, 4), settings or None) of the joint limits' law: for each velocity variable
     whose coordinate has a finite limit, lower, upper, stiffness m / (tc zeta)^2 and damping
-    2 m / tc, m the diagonal entry of the mass matrix at the neutral configuration."""
+    2 m / tc, m = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration
+    (the others free: MuJoCo's constraint-space inertia of a joint limit), so that a limit closes
+    with the time constant tc and damping ratio zeta there; M_kk where M is singular."""
     LIM = np.zeros((model.nv, 4))
     LIM[:, 0], LIM[:, 1] = -np.inf, np.inf
     if limits is None or limits is True:
@@ -985,9 +987,14 @@ def _limit_table(model, limits, DOFQ):
         return LIM, None
     from .crba import mass_matrix
     with np.errstate(all="ignore"):
-        Md = np.diag(np.asarray(mass_matrix(model, model.neutral())))
+        M = np.asarray(mass_matrix(model, model.neutral()))
+        Md = np.diag(M)
+        try:
+            app = 1.0 / np.diag(np.linalg.inv(M))
+        except np.linalg.LinAlgError:
+            app = Md
     k = plain[has]
-    m = np.where(np.isfinite(Md[k]) & (Md[k] > 0), Md[k], 1.0)
+    m = np.where(np.isfinite(app[k]) & (app[k] > 0), app[k], np.where(np.isfinite(Md[k]) & (Md[k] > 0), Md[k], 1.0))
     LIM[k, 0], LIM[k, 1] = lo[has], hi[has]
     LIM[k, 2] = m / (tc * zeta) ** 2
     LIM[k, 3] = 2.0 * m / tc
@@ -1429,7 +1436,8 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     whose rate is its velocity variable (not on a unit quaternion's components) as a stiff
     one-sided spring-damper, MuJoCo's soft-constraint law: below the lower limit (above the
     upper, mirrored) tau_k = max(0, m_k (x / (tc zeta)^2 - 2 qd_k / tc)), x the penetration,
-    m_k the diagonal entry of the mass matrix at the neutral configuration; it only pushes.
+    m_k = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration (MuJoCo's
+    constraint-space inertia of a joint limit); it only pushes.
     True (default): tc = 0.02 s, zeta = 1 (critical damping; MuJoCo's default solref);
     (tc, zeta): others; False: limits off.  ``trajectory.limit_work`` is their work and
     ``trajectory.info["limits"]`` the settings (None when off or the model has no limits).

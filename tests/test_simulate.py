@@ -439,7 +439,7 @@ def test_joint_limits_hold():
     assert traj.info["limits"] == dict(time_constant=0.02, damping_ratio=1.0, coordinates=7)
     # a soft limit (the penetration a spring of 50 rad/s allows at these speeds), never far past it
     over = lambda tr: max(float(np.max(tr.q - arm.q_upper)), float(np.max(arm.q_lower - tr.q)))
-    assert 0.0 < over(traj) < 0.3
+    assert 0.0 < over(traj) < 0.35
     assert traj.limit_work[-1] < 0.0                  # the critically damped limits dissipate
     stiff = ej.simulate(arm, q0, qd0, 1.5, 1e-3, limits=(0.005, 1.0))
     assert over(stiff) < over(traj)
