@@ -455,7 +455,7 @@ def main(argv=None):
         print()
         print(f"model {args.model!r}: {model.nbodies} bodies, nq {model.nq}, nv {model.nv}")
         bench(model, batch=args.batch)
-        err = dynamics_demo(model, batch=max(1, args.batch // 5))
+        err = dynamics_demo(model, batch=max(2, args.batch // 5))
         return 0 if worst < 1e-12 and err < 1e-9 else 1
     except SweepError as e:
         print(f"ejce-nb: error: {e}", file=sys.stderr)
