@@ -7,15 +7,26 @@ package starts warm.  The directory is ``$XDG_CACHE_HOME/ejce_nb/<hash>`` (``~/.
 the system's temporary directory when that is not writable), or ``$NUMBA_CACHE_DIR/ejce_nb/<hash>``
 when Numba's own switch is set.
 
+Every compilation of one of the package's kernels is announced once, before it starts, with
+what it compiles, and again when it ends (with its duration): on the logger ``ejce_nb`` (level
+INFO), whose default handler writes to standard error.  Loading a kernel from the cache is not
+announced (it takes a fraction of a second to a few seconds).
+
 Environment switches:
   EJCE_NB_CACHE=0      compile in memory only (no on-disk cache)
+  EJCE_NB_QUIET=1      no compile announcements on standard error (the logger still gets them)
   NUMBA_CACHE_DIR=...  the root of the cache (Numba's own switch)
 """
 import hashlib
+import logging
 import os
+import sys
 import tempfile
+import threading
+import time
 
 import numba
+from numba.core import event as _event
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,3 +159,94 @@ def call(d, *args):
     if not d.ready:
         ready(d, args)
     return d(*args)
+
+
+# ---------------------------------------------------------------------------- compile announcements
+log = logging.getLogger("ejce_nb")
+
+
+def quiet():
+    """True when EJCE_NB_QUIET asks for no announcements on standard error."""
+    return os.environ.get("EJCE_NB_QUIET", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+class _StderrHandler(logging.Handler):
+    """The default handler of the ``ejce_nb`` logger: the standard error of the moment (so that a
+    redirected or captured ``sys.stderr`` gets it), silent under EJCE_NB_QUIET=1."""
+
+    def emit(self, record):
+        if quiet():
+            return
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:   # noqa: BLE001 - an announcement never fails a computation
+            pass
+
+
+if not log.handlers:
+    _h = _StderrHandler()
+    _h.setFormatter(logging.Formatter("ejce_nb: %(message)s"))
+    log.addHandler(_h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def _what(dispatcher):
+    """'rnea_many (ejce_nb.rnea: inverse dynamics, ...)': a kernel's name and its module's first line."""
+    f = getattr(dispatcher, "py_func", None)
+    name = getattr(f, "__qualname__", str(dispatcher))
+    mod = sys.modules.get(getattr(f, "__module__", ""), None)
+    doc = ((getattr(mod, "__doc__", None) or "").strip().splitlines() or [""])[0].rstrip(".,:;")
+    where = getattr(f, "__module__", "?")
+    return f"{name} ({where}{': ' + doc[:90] if doc else ''})"
+
+
+class _CompileAnnouncer(_event.Listener):
+    """Announces the outermost compilation of a kernel of this package (the kernels it calls are
+    compiled inside it), once per kernel and signature."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def _stack(self):
+        st = getattr(self._local, "stack", None)
+        if st is None:
+            st = self._local.stack = []
+        return st
+
+    def on_start(self, event):
+        st = self._stack()
+        d = event.data.get("dispatcher") if event.data else None
+        mod = getattr(getattr(d, "py_func", None), "__module__", "") or ""
+        ours = mod == "ejce_nb" or mod.startswith("ejce_nb.")
+        if not st and ours:
+            where = "cached on disk for later runs" if CACHE else "in memory only: EJCE_NB_CACHE=0"
+            log.info(f"compiling {_what(d)} for its first use with these argument types ({where}); "
+                     "this can take a minute or more on a small machine ...")
+            st.append((d, time.perf_counter()))
+        else:
+            st.append((None, 0.0))
+
+    def on_end(self, event):
+        st = self._stack()
+        if not st:
+            return
+        d, t0 = st.pop()
+        if d is not None:
+            f = getattr(d, "py_func", None)
+            dt = time.perf_counter() - t0
+            _COMPILE_TIME[0] += dt
+            log.info(f"compiled {getattr(f, '__qualname__', d)} in {dt:.1f} s")
+
+
+ANNOUNCER = _CompileAnnouncer()
+_event.register("numba:compile", ANNOUNCER)
+
+
+def compile_seconds():
+    """Seconds this process has spent compiling kernels so far (for figures that exclude it)."""
+    return _COMPILE_TIME[0]
+
+
+_COMPILE_TIME = [0.0]

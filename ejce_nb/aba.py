@@ -413,19 +413,11 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     where a joint's Jacobian loses rank or a massless subtree makes the dynamics singular
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
-    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float and aba_one.ready:
+    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
         # one state, nothing to convert: straight to the kernel (anything else: the input layer)
-        w, pool = engine.acquire(model, data)
-        if w is not None:
-            qdd = np.empty(model.nv) if pool is not None else data._one("qdd", model.nv)
-            try:
-                st = aba_one(model._mb, w, q, qd, tau, t, _NO_FORCE, qdd)
-            except (TypeError, ValueError):     # arguments the kernel is not compiled for
-                st = -1
-            if pool is not None:
-                pool.append(w)
-            if st == 0:
-                return qdd
+        qdd = engine.one_state(aba_one, model, data, errors, "qdd", model.nv, q, qd, tau, t, _NO_FORCE)
+        if qdd is not None:
+            return engine.flagged(errors, qdd)
     return forward_dynamics(model, q, qd, tau, t, f_ext, data, errors)
 
 

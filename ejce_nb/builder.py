@@ -53,6 +53,8 @@ def check_inertia(mass, inertia, who, as_written=False):
     """Mass >= 0; inertia a finite symmetric 3x3 matrix (or 3 principal moments), positive
     semi-definite and obeying the triangle inequality (see ``inertia_defect``).  ``as_written``
     skips the last two, for a tensor known to be inconsistent and kept on purpose."""
+    if isinstance(mass, (str, bytes, bool, np.bool_)):
+        raise ModelError(f"{who}: mass must be a number, got {type(mass).__name__} {mass!r}")
     try:
         m = float(mass)
     except (TypeError, ValueError, OverflowError):
@@ -506,8 +508,6 @@ def builder_from_dict(d, source="model"):
         raise ModelError(f"{source}: description: expected a string, got {d['description']!r}")
     if "bodies" not in d or not isinstance(d["bodies"], list):
         raise ModelError(f"{source}: bodies: expected a list of body objects")
-    if not d["bodies"]:
-        raise ModelError(f"{source}: bodies: the list is empty; a model needs at least one body")
     gravity = d.get("gravity", (0.0, 0.0, -9.81))
     check_json_numbers(gravity, f"{source}: gravity")
     try:

@@ -7,6 +7,11 @@
                               Monte Carlo sweep into a store (resumable; see ej.sweep)
   ejce-nb report DIR          summary table of a sweep, and a plot of histograms and workspace
   ejce-nb simulate MODEL      integrate the dynamics from rest (or --q0 / --qd0): summary, file, plot
+
+Every command that loads a model takes ``--joints FILE.py`` (a Python file that defines and
+registers user joints, e.g. examples/user_joints.py for data/scapula.json) and, for URDF files,
+``--floating-base PARAM``.  The first use of a kernel compiles it (announced on standard error;
+EJCE_NB_QUIET=1 silences it); later runs load it from the cache.
 """
 import argparse
 import sys
@@ -15,6 +20,53 @@ import time
 import numpy as np
 
 PAPER_SEQUENCES = ("ZXZ", "ZYX", "XYZ", "YXY", "zxz", "zyx", "xyz", "yzy")
+
+DESCRIPTION = ("Rigid multibody kinematics and dynamics with the EJCE method: run the paper's example and "
+               "measure throughput (no command, or demo), summarise a model (info), measure batched "
+               "kinematics (bench), run and report Monte Carlo sweeps (sweep, report) and simulate a "
+               "model's dynamics (simulate).")
+
+
+def load_joints(path):
+    """Run the Python file ``path`` that defines user joints and make them known to model files:
+    its ``register()`` when it has one, else every ``ej.joints.Custom`` it defines."""
+    import importlib.util
+    import os
+
+    from . import joints
+    if not os.path.isfile(path) or not path.endswith(".py"):
+        raise ValueError(f"--joints: {path!r} is not a Python file (.py) that defines user joints")
+    name = "ejce_nb_user_joints_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:          # noqa: BLE001 - the user's file: say which and why
+        raise ValueError(f"--joints {path}: running it raised {type(e).__name__}: {e}") from e
+    if callable(getattr(mod, "register", None)):
+        mod.register()
+        return
+    found = [x for x in vars(mod).values() if isinstance(x, joints.Custom)]
+    if not found:
+        raise ValueError(f"--joints {path}: it defines no ej.joints.Custom joint and no register() function")
+    for j in found:
+        joints.register(j)
+
+
+def load_model(args):
+    """The model a command names, after registering its ``--joints`` files; URDF files with
+    ``--floating-base``."""
+    from .models import load
+    for path in getattr(args, "joints", None) or []:
+        load_joints(path)
+    fb = getattr(args, "floating_base", None)
+    name = args.model
+    if fb is not None:
+        if not str(name).lower().endswith(".urdf"):
+            raise ValueError(f"--floating-base applies to URDF models, not {name!r}")
+        return load(name, floating_base=fb)
+    return load(name)
 
 
 def paper_example(n_states=5, seed=2026, out=None):
@@ -123,7 +175,7 @@ def run_sweep(args, out=None):
     out = out or sys.stdout
     if args.threads:
         numba.set_num_threads(args.threads)
-    model = load(args.model)
+    model = load_model(args)
     client = None
     if args.scheduler:
         try:
@@ -141,6 +193,7 @@ def run_sweep(args, out=None):
     info = res.run_info
     where = "on the Dask cluster" if client is not None else f"on {numba.get_num_threads()} thread(s)"
     if info["computed"]:
+        # run_info's seconds leave compiling out (run_info["compile_seconds"])
         rate = info["computed"] / max(info["seconds"], 1e-12)
         print(f"{res.path}: {info['computed']:,} states of {args.model} ({', '.join(res.quantities)}) in "
               f"{info['seconds']:.2f} s {where}: {rate:,.0f} states/s"
@@ -194,13 +247,20 @@ def simulate_command(args, out=None, err=None):
     """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
     import numba
 
-    from .simulate import SimulationError, simulate
-    from .models import load
+    from .simulate import SimulationError, SimulationStatus, simulate
     out = out or sys.stdout
     err = err or sys.stderr
+    if args.plot:
+        from .plots import require_matplotlib
+        try:
+            require_matplotlib()
+        except ImportError as e:
+            raise ImportError(f"--plot: {e}") from None
+    if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg", ".jpg", ".jpeg")):
+        raise ValueError(f"--plot: the file name must end in .png, .pdf, .svg or .jpg, got {args.plot!r}")
     if args.threads:
         numba.set_num_threads(args.threads)
-    model = load(args.model)
+    model = load_model(args)
     q0 = model.neutral() if args.q0 is None else _vector(args.q0, model.nq, "--q0")
     qd0 = np.zeros(model.nv) if args.qd0 is None else _vector(args.qd0, model.nv, "--qd0")
     snapshots = None
@@ -218,7 +278,8 @@ def simulate_command(args, out=None, err=None):
             progress = True
         except ImportError:
             progress = None
-    kw = dict(method=args.method, record_every=args.record_every, progress=progress, damping=args.damping)
+    kw = dict(method=args.method, record_every=args.record_every, progress=progress, damping=args.damping,
+              limits=not args.no_limits)
     if args.method == "dopri5":
         kw.update(rtol=args.rtol, atol=args.atol)
     if args.max_energy is not None:
@@ -238,19 +299,43 @@ def simulate_command(args, out=None, err=None):
     except KeyboardInterrupt as e:
         if getattr(e, "partial", None) is None:
             raise
-        print("ejce-nb: interrupted; keeping the trajectory so far", file=err)
         traj, status = e.partial, 130
+        print(f"ejce-nb: {traj.message}", file=err)
     wall = time.perf_counter() - t0
     steps = int(traj.steps)
+    stopped = ""
+    if traj.status != 0:
+        stopped = f" (stopped: {SimulationStatus(int(traj.status)).name.lower().replace('_', ' ')})"
     print(f"simulate {args.model}: {model.nbodies} bodies, nq {model.nq}, nv {model.nv}; {args.method}, "
-          f"dt {args.dt:g}, t = 0 .. {traj.stop_time:g} of {args.t:g}", file=out)
+          f"dt {args.dt:g}, t = 0 .. {traj.stop_time:g} of {args.t:g}{stopped}", file=out)
     kernel = traj.info.get("wall_time", wall)
     print(f"  {steps:,} steps in {kernel:.3g} s ({steps / max(kernel, 1e-12):,.0f} steps/s; {len(traj.t):,} states "
           "recorded)" + (f", {traj.info['nfev'][0]:,} evaluations, {traj.info['nrejected'][0]:,} rejected steps"
                          if args.method == "dopri5" else ""), file=out)
     E = traj.energy
-    print(f"  energy: E(0) = {E[0]:.9g}, E(end) = {E[-1]:.9g}, drift max|E - E0| / max(|E0|, max T) = "
-          f"{traj.energy_drift():.3g}", file=out)
+    lim = traj.limit_work
+    dmp = traj.damping_work
+    if lim is None and dmp is None and not traj.info.get("forced") and not traj.info.get("rheonomic"):
+        print(f"  energy: E(0) = {E[0]:.9g}, E(end) = {E[-1]:.9g}, drift max|E - E0| / max(|E0|, max T) = "
+              f"{traj.energy_drift():.3g} (a conservative run: the integration error)", file=out)
+    else:
+        parts = []
+        rest = E[-1] - E[0]
+        if lim is not None:
+            parts.append(f"joint limits {lim[-1]:.6g} J")
+            rest -= lim[-1]
+        if dmp is not None:
+            parts.append(f"damping {dmp[-1]:.6g} J")
+            rest -= dmp[-1]
+        what = " and ".join(w for w, on in (("joint forces", traj.info.get("forced")),
+                                            ("time-driven joints", traj.info.get("rheonomic"))) if on)
+        parts.append(f"rest {rest:.6g} J (" + (f"work of the {what} + " if what else "") + "integration error)")
+        print(f"  energy balance: E(0) = {E[0]:.9g}, E(end) - E(0) = {E[-1] - E[0]:.6g} J = work of "
+              + ", ".join(parts), file=out)
+    if traj.info.get("limits"):
+        lm = traj.info["limits"]
+        print(f"  joint limits: {lm['coordinates']} coordinates, spring-damper time constant {lm['time_constant']:g} s, "
+              f"damping ratio {lm['damping_ratio']:g} (--no-limits turns them off)", file=out)
     if args.out:
         if args.out.lower().endswith(".csv"):
             traj.to_csv(args.out)
@@ -263,19 +348,41 @@ def simulate_command(args, out=None, err=None):
     return status
 
 
+def _positive_float(text):
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (x > 0 and x < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return x
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="ejce-nb", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ejce-nb", description=DESCRIPTION,
+                                     epilog="commands:\n" + __doc__.split("\n\n", 1)[1].split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    model_opts = argparse.ArgumentParser(add_help=False)
+    model_opts.add_argument("--joints", action="append", metavar="FILE.py",
+                            help="a Python file that defines and registers user joints (e.g. examples/user_joints.py "
+                                 "for data/scapula.json); may be repeated")
+    model_opts.add_argument("--floating-base", default=None, metavar="PARAM",
+                            help="URDF models: attach the root link by a free joint with this rotation "
+                                 "parameterisation (quaternion, ZYX, rotvec, ...)")
     sub = parser.add_subparsers(dest="cmd")
-    p_demo = sub.add_parser("demo", help="the paper's example and a batch sweep (the default)")
-    p_demo.add_argument("--model", default="arm7", help="model of the batch sweep (default: arm7)")
-    p_demo.add_argument("--batch", type=int, default=100_000)
-    p_info = sub.add_parser("info", help="summary of a model")
+    p_demo = sub.add_parser("demo", parents=[model_opts],
+                            help="the paper's example, then batched kinematics and dynamics throughput (the default)")
+    p_demo.add_argument("--model", default="arm7", help="model of the batched kinematics and dynamics (default: arm7)")
+    p_demo.add_argument("--batch", type=_count, default=100_000,
+                        help="states of the kinematics batch (the dynamics batch takes a fifth of it)")
+    p_info = sub.add_parser("info", parents=[model_opts], help="summary of a model")
     p_info.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
-    p_bench = sub.add_parser("bench", help="throughput of batched kinematics")
+    p_bench = sub.add_parser("bench", parents=[model_opts], help="throughput of batched kinematics")
     p_bench.add_argument("model", nargs="?", default="arm7")
-    p_bench.add_argument("--batch", type=int, default=100_000)
-    p_bench.add_argument("--threads", type=int, default=None)
-    p_sweep = sub.add_parser("sweep", help="Monte Carlo sweep of quantities over sampled states into a store")
+    p_bench.add_argument("--batch", type=_count, default=100_000)
+    p_bench.add_argument("--threads", type=_count, default=None)
+    p_sweep = sub.add_parser("sweep", parents=[model_opts],
+                             help="Monte Carlo sweep of quantities over sampled states into a store")
     p_sweep.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_sweep.add_argument("--n", type=_count, required=True, help="number of states (1e6 is accepted)")
     p_sweep.add_argument("--quantities", required=True,
@@ -285,7 +392,7 @@ def main(argv=None):
     p_sweep.add_argument("--chunk-size", type=_count, default=100_000)
     p_sweep.add_argument("--seed", type=int, default=0)
     p_sweep.add_argument("--t", type=float, default=0.0, help="time of every state (rheonomic models)")
-    p_sweep.add_argument("--threads", type=int, default=None, help="Numba threads of this process")
+    p_sweep.add_argument("--threads", type=_count, default=None, help="Numba threads of this process")
     p_sweep.add_argument("--scheduler", default=None, help="address of a Dask scheduler to run the chunks on")
     p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sweep.add_argument("--no-store-inputs", action="store_true",
@@ -295,37 +402,43 @@ def main(argv=None):
     p_report.add_argument("--plot", default=None, help="figure to write (default DIR.report.png)")
     p_report.add_argument("--no-plot", action="store_true", help="only the table")
     p_report.add_argument("--bins", type=_count, default=50)
-    p_sim = sub.add_parser("simulate", help="integrate the dynamics of a model",
+    p_sim = sub.add_parser("simulate", parents=[model_opts], help="integrate the dynamics of a model",
                            description="Integrate a model's forward dynamics from its neutral configuration at "
                            "rest (or --q0 / --qd0); print steps/s and the energy drift; write the trajectory "
                            "and a plot.")
     p_sim.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
-    p_sim.add_argument("--t", type=float, default=10.0, help="final time, s (default 10)")
-    p_sim.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3; dopri5: first step)")
+    p_sim.add_argument("--t", type=_positive_float, default=10.0, help="final time, s (default 10)")
+    p_sim.add_argument("--dt", type=_positive_float, default=1e-3,
+                       help="time step, s (default 1e-3; dopri5: first step)")
     p_sim.add_argument("--method", default="rk4", choices=("rk4", "rk2", "euler", "symplectic", "dopri5"))
-    p_sim.add_argument("--record-every", type=int, default=1, metavar="K", help="keep every K-th step")
+    p_sim.add_argument("--record-every", type=_count, default=1, metavar="K", help="keep every K-th step")
     p_sim.add_argument("--rtol", type=float, default=1e-8, help="dopri5 relative tolerance")
     p_sim.add_argument("--atol", type=float, default=1e-10, help="dopri5 absolute tolerance")
     p_sim.add_argument("--q0", help="initial coordinates: nq numbers 'a,b,...' or a .npy file (default: neutral)")
     p_sim.add_argument("--qd0", help="initial velocities: nv numbers or a .npy file (default: zero)")
     p_sim.add_argument("--damping", type=float, default=None,
                        help="viscous damping on every velocity variable (default: the model's)")
-    p_sim.add_argument("--max-energy", type=float, default=None, help="stop when |T + V| exceeds this (J)")
+    p_sim.add_argument("--max-energy", type=_positive_float, default=None, help="stop when |T + V| exceeds this (J)")
+    p_sim.add_argument("--no-limits", action="store_true",
+                       help="ignore the model's joint limits (default: a stiff one-sided spring-damper at each)")
     p_sim.add_argument("--out", help="write the trajectory: .npz (exact) or .csv")
     p_sim.add_argument("--plot", help="write a figure: energy drift, coordinates, stick figures (matplotlib)")
     p_sim.add_argument("--snapshot", help="times of the stick figures, 't1,t2,...' (default: start, middle, end)")
     p_sim.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p_sim.add_argument("--threads", type=int, default=None)
+    p_sim.add_argument("--threads", type=_count, default=None)
     args = parser.parse_args(argv)
 
     from . import ModelError, SweepError
-    from .models import load
+    from ._jit import cache_is_cold
     try:
         if args.cmd == "info":
-            print(load(args.model).summary())
+            print(load_model(args).summary())
             return 0
+        if args.cmd not in ("info", "report") and cache_is_cold():
+            print("ejce-nb: first run of this version: the kernels this command needs are compiled now (each is "
+                  "announced; minutes on a small machine) and cached for later runs", file=sys.stderr, flush=True)
         if args.cmd == "bench":
-            bench(load(args.model), batch=args.batch, threads=args.threads)
+            bench(load_model(args), batch=args.batch, threads=args.threads)
             return 0
         if args.cmd == "sweep":
             return run_sweep(args)
@@ -333,18 +446,14 @@ def main(argv=None):
             return run_report(args)
         if args.cmd == "simulate":
             return simulate_command(args)
-        model_name = getattr(args, "model", "arm7")
-        batch = getattr(args, "batch", 100_000)
-        from ._jit import cache_is_cold
-        if cache_is_cold():
-            print("(first run: compiling the kernels, a few minutes; later runs load them from the cache)\n",
-                  flush=True)
+        if args.cmd is None:
+            args = parser.parse_args(["demo"] + list(sys.argv[1:] if argv is None else argv))
+        model = load_model(args)
         worst = paper_example()
         print()
-        model = load(model_name)
-        print(f"model {model_name!r}: {model.nbodies} bodies, nq {model.nq}, nv {model.nv}")
-        bench(model, batch=batch)
-        err = dynamics_demo(model)
+        print(f"model {args.model!r}: {model.nbodies} bodies, nq {model.nq}, nv {model.nv}")
+        bench(model, batch=args.batch)
+        err = dynamics_demo(model, batch=max(2, args.batch // 5))
         return 0 if worst < 1e-12 and err < 1e-9 else 1
     except SweepError as e:
         print(f"ejce-nb: error: {e}", file=sys.stderr)

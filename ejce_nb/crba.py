@@ -170,18 +170,10 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = c3.reshape(M.shape[:-2])
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
-    if type(q) is _ND and q.ndim == 1 and type(t) is float and crba_one.ready:
-        w, pool = engine.acquire(model, data)
-        if w is not None:
-            M = np.empty((model.nv, model.nv)) if pool is not None else data._one("M", (model.nv, model.nv))
-            try:
-                st = crba_one(model._mb, w, q, t, M)
-            except (TypeError, ValueError):     # arguments the kernel is not compiled for
-                st = -1
-            if pool is not None:
-                pool.append(w)
-            if st == 0:
-                return M
+    if type(q) is _ND and q.ndim == 1 and type(t) is float:
+        M = engine.one_state(crba_one, model, data, errors, "M", (model.nv, model.nv), q, t)
+        if M is not None:
+            return engine.flagged(errors, M)
     return joint_space_inertia(model, q, t, data, errors)
 
 

@@ -390,5 +390,5 @@ def flag_or_raise(errors, model, status, what, names, arrays, t1, B, result):
 
 
 def check_errors_arg(errors):
-    if errors not in ("raise", "flag"):
+    if not (type(errors) is str and errors in ("raise", "flag")):
         raise ValueError(f'errors must be "raise" or "flag", got {errors!r}')

@@ -313,22 +313,14 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
     if qdd is not None and qd is None:
         raise ValueError("qdd given without qd: accelerations need the velocities too")
     level = 0 if qd is None else (1 if qdd is None else 2)
-    if out is None and type(q) is np.ndarray and q.ndim == 1 and type(t) is float and fk_one.ready:
+    if out is None and type(q) is np.ndarray and q.ndim == 1 and type(t) is float:
         # one state, nothing to convert: straight to the kernel (anything else: the input layer)
-        w, pool = engine.acquire(model, data)
-        if w is not None:
-            n1 = model.nbodies + 1
-            size = n1 * _FK_WIDTH[level]
-            buf = np.empty(size) if pool is not None else data._one(("fk", level), size)
-            v = q if qd is None else qd
-            try:
-                st = fk_one(model._mb, w, q, v, v if qdd is None else qdd, t, level, buf)
-            except (TypeError, ValueError):     # arguments the kernel is not compiled for
-                st = -1
-            if pool is not None:
-                pool.append(w)
-            if st == 0:
-                return Kinematics(buf, (), n1, level)
+        n1 = model.nbodies + 1
+        v = q if qd is None else qd
+        buf = engine.one_state(fk_one, model, data, errors, ("fk", level), n1 * _FK_WIDTH[level], q, v,
+                               v if qdd is None else qdd, t, level)
+        if buf is not None:
+            return engine.flagged(errors, Kinematics(buf, (), n1, level))
     return _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level)
 
 

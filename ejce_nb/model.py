@@ -362,15 +362,22 @@ class Model:
         return {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)}
 
     def neutral(self):
-        """A valid reference configuration: the model's default coordinates (``q_default``, e.g.
-        an OpenSim file's default values) where it has them, else zero angles and unit
-        quaternions."""
-        return self._q_default_full[self._own()[0]].copy()
+        """A valid reference configuration within the coordinate limits: the model's default
+        coordinates (``q_default``, e.g. an OpenSim file's default values) where it has them,
+        else zero angles and unit quaternions, every coordinate moved to the point of
+        [q_lower, q_upper] nearest to it (unit quaternions are not limited)."""
+        q = self._q_default_full[self._own()[0]].copy()
+        free = np.ones(self.nq, dtype=bool)
+        for _, sl in self._quaternion_blocks:
+            free[sl] = False
+        q[free] = np.clip(q[free], self.q_lower[free], self.q_upper[free])
+        return q
 
     @property
     def q_default(self):
-        """The model's default coordinates (nq,): what ``neutral()`` returns."""
-        return self.neutral()
+        """The model's default coordinates (nq,) as given (``neutral()`` moves them inside the
+        limits)."""
+        return self._q_default_full[self._own()[0]].copy()
 
     # ------------------------------------------------------------------ names
     def _full_names(self, coordinate_names, q_default):

@@ -535,8 +535,9 @@ def load(name_or_path, **options):
     path = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
     if not isinstance(path, str):
         raise ModelError(f"load expects a model name or a file path, got {name_or_path!r}")
-    if path in SHIPPED or path in SHIPPED_URDF or path in SHIPPED_MJCF or path in SHIPPED_OSIM:
-        path = shipped_path(path)
+    if path in SHIPPED or path in SHIPPED_URDF or (os.sep not in path and not os.path.exists(path)
+                                                    and os.path.isfile(shipped_path(path))):
+        path = shipped_path(path)       # also the shipped files that need user joints (scapula), MJCF, OpenSim
     if path.lower().endswith(".osim"):
         from .opensim import load_opensim
         return load_opensim(path, **options)
@@ -550,8 +551,19 @@ def load(name_or_path, **options):
         raise ModelError(f"{path}: options {sorted(options)} apply to URDF, MJCF and OpenSim files only")
     if path.lower().endswith(".json") or os.path.exists(path):
         return Model.from_json(path)
-    raise ModelError(f"{name_or_path!r} is neither a shipped model ({', '.join(SHIPPED)}) "
+    raise ModelError(f"{name_or_path!r} is neither a shipped model ({', '.join(shipped_names())}) "
                      "nor a .json, .urdf, .xml (MJCF) or .osim file")
+
+
+def shipped_names():
+    """Names of every model file shipped in the package's data directory (those of ``SHIPPED``,
+    the URDF files and the ones that need user joints, such as ``scapula``)."""
+    try:
+        files = sorted(os.listdir(DATA_DIR))
+    except OSError:
+        files = []
+    extra = [f[:-5] for f in files if f.endswith(".json") and f[:-5] not in SHIPPED]
+    return list(SHIPPED) + extra + [f for f in files if f.endswith((".urdf", ".xml", ".osim"))]
 
 
 def write_shipped(directory):

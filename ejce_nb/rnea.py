@@ -169,19 +169,11 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  A batch runs in parallel.
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
-    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float and rnea_one.ready:
+    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
         # one state, nothing to convert: straight to the kernel (anything else: the input layer)
-        w, pool = engine.acquire(model, data)
-        if w is not None:
-            tau = np.empty(model.nv) if pool is not None else data._one("tau", model.nv)
-            try:
-                st = rnea_one(model._mb, w, q, qd, qdd, t, _NO_FORCE, tau)
-            except (TypeError, ValueError):     # arguments the kernel is not compiled for
-                st = -1
-            if pool is not None:
-                pool.append(w)
-            if st == 0:
-                return tau
+        tau = engine.one_state(rnea_one, model, data, errors, "tau", model.nv, q, qd, qdd, t, _NO_FORCE)
+        if tau is not None:
+            return engine.flagged(errors, tau)
     return inverse_dynamics(model, q, qd, qdd, t, f_ext, data, errors)
 
 
@@ -191,18 +183,10 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     rnea(q, qd, qdd) = mass_matrix(q) qdd + h."""
     if qd is None:
         raise ValueError("qd is required")
-    if type(q) is _ND and q.ndim == 1 and type(t) is float and nle_one.ready:
-        w, pool = engine.acquire(model, data)
-        if w is not None:
-            h = np.empty(model.nv) if pool is not None else data._one("h", model.nv)
-            try:
-                st = nle_one(model._mb, w, q, qd, t, _NO_FORCE, h)
-            except (TypeError, ValueError):     # arguments the kernel is not compiled for
-                st = -1
-            if pool is not None:
-                pool.append(w)
-            if st == 0:
-                return h
+    if type(q) is _ND and q.ndim == 1 and type(t) is float:
+        h = engine.one_state(nle_one, model, data, errors, "h", model.nv, q, qd, t, _NO_FORCE)
+        if h is not None:
+            return engine.flagged(errors, h)
     return inverse_dynamics(model, q, qd, None, t, None, data, errors, what="nonlinear_effects")
 
 

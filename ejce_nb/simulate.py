@@ -40,6 +40,7 @@ what it had recorded is kept.
 import enum
 import json
 import math
+import numbers
 import os
 import time
 
@@ -67,12 +68,19 @@ class SimulationStatus(enum.IntEnum):
     NONFINITE_TORQUE = 11               # the control law returned NaN or inf
     ENERGY_BLOWUP = 12                  # |T + V| exceeded max_energy at a recorded state
     STEP_SIZE_UNDERFLOW = 13            # dopri5: the step size fell below rounding of t
+    INTERRUPTED = 14                    # the run was interrupted (Ctrl-C, SIGINT) before t_final
 
 
 _ST_NONFINITE = int(SimulationStatus.NONFINITE_STATE)
 _ST_TORQUE = int(SimulationStatus.NONFINITE_TORQUE)
 _ST_ENERGY = int(SimulationStatus.ENERGY_BLOWUP)
 _ST_UNDERFLOW = int(SimulationStatus.STEP_SIZE_UNDERFLOW)
+_ST_INTERRUPTED = int(SimulationStatus.INTERRUPTED)
+
+# the joint limits' law (``limits=True``): MuJoCo's default solref, a time constant of 0.02 s and
+# a damping ratio of 1 (critical damping)
+LIMIT_TIME_CONSTANT = 0.02
+LIMIT_DAMPING_RATIO = 1.0
 
 # default energy threshold: this many times the initial max(|T|, |V|, 1 J)
 ENERGY_FACTOR = 1e6
@@ -143,9 +151,10 @@ _EPS = 2.220446049250313e-16
 
 # ---------------------------------------------------------------------------- compiled
 @jit
-def _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ):
+def _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ):
     """s.tq = joint forces of a stage: the law's (at t, q, v), the input row and the passive
-    ones; returns the first velocity variable whose law output is not finite, or -1."""
+    ones (damping, springs, joint limits); returns the first velocity variable whose law output
+    is not finite, or -1."""
     nv = v.shape[0]
     tq = s.tq
     if law != 0:
@@ -164,16 +173,32 @@ def _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ):
         for k in range(nv):
             x = tq[k] - DMP[k] * v[k]
             c = DOFQ[k]
-            if c >= 0 and STF[k] != 0.0:
-                x -= STF[k] * (q[c] - SREF[k])
+            if c >= 0:
+                if STF[k] != 0.0:
+                    x -= STF[k] * (q[c] - SREF[k])
+                x += _limit_force(q[c], v[k], LIM, k)
             tq[k] = x
     return -1
 
 
+@jit(inline="always")
+def _limit_force(x, u, LIM, k):
+    """The force of the limits of coordinate x (rate u) on it: a one-sided spring-damper,
+    stiffness LIM[k, 2] and damping LIM[k, 3], below LIM[k, 0] or above LIM[k, 1], that only
+    pushes back (``limit_torques``)."""
+    if x < LIM[k, 0]:
+        f = LIM[k, 2] * (LIM[k, 0] - x) - LIM[k, 3] * u
+        return f if f > 0.0 else 0.0
+    if x > LIM[k, 1]:
+        f = LIM[k, 2] * (x - LIM[k, 1]) + LIM[k, 3] * u
+        return -f if f > 0.0 else 0.0
+    return 0.0
+
+
 @jit
-def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb, qdd):
+def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb, qdd):
     """qdd at a stage; returns (status, joint)."""
-    bad = _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ)
+    bad = _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ)
     if bad >= 0:
         return _ST_TORQUE, DOFJ[bad]
     # flags and levels as run-time values: a literal argument would compile another version of
@@ -187,7 +212,7 @@ def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ
 
 
 @jit
-def _stages(m, r, s, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb):
+def _stages(m, r, s, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb):
     """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates s.KQ[j],
     accelerations s.KV[j]; the last stage's state stays in s.qx, s.vx.  Returns (status, joint,
     the time of the stage that failed)."""
@@ -210,7 +235,7 @@ def _stages(m, r, s, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP,
             vs[k] = x
         retract(m, q, dq, qs)
         ts = t + cw[st] * h
-        code, joint = _accel(m, r, s, qs, vs, ts, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb, KV[st])
+        code, joint = _accel(m, r, s, qs, vs, ts, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb, KV[st])
         if code != 0:
             return code, joint, ts
         tangent_rates(m, dq, vs, KQ[st])
@@ -301,7 +326,7 @@ def _get_state(q, v, Q, V, b):
 
 
 @jit
-def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, DOFQ, DOFJ, COORDJ,
+def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
                    F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` fixed steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
@@ -341,7 +366,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
         else:
             row = TAU[0, tb]
         if method == M_SYMPLECTIC:
-            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb,
+            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb,
                                  KV[0])
             if code != 0:
                 _put_state(FQ, FV, b, q, v)
@@ -354,7 +379,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             retract(m, q, dq, qn)
         else:
             code, joint, ts = _stages(m, r, s, q, v, t, dt, A, CW, ns - ns, ns, row, law, prow, passive, DMP, STF,
-                                      SREF, DOFQ, DOFJ, F, fb)
+                                      SREF, LIM, DOFQ, DOFJ, F, fb)
             if code != 0:
                 _put_state(FQ, FV, b, s.qx, s.vx)
                 _fail(CI, CF, b, code, joint, n, ts, dt, 0.0)
@@ -436,7 +461,7 @@ def _dense(m, q, v, h, theta, P, KQ, KV, dq, qo, vo):
 
 
 @jit
-def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, DOFQ, DOFJ, COORDJ,
+def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
                    F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
@@ -477,7 +502,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
         tries += 1
         row = TAU[max(nxt - 1, 0), tb] if mode == TAU_INTERVAL else TAU[0, tb]
         if CI[b, C_FLAGS] & F_K1 == 0:
-            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, DOFQ, DOFJ, F, fb,
+            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb,
                                  KV[0])
             CI[b, C_NFEV] += 1
             if code != 0:
@@ -498,7 +523,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
         if not hh > 16.0 * _EPS * max(abs(t), tend):
             _fail(CI, CF, b, _ST_UNDERFLOW, -1, n, t, hh, 0.0)
             break
-        code, joint, ts = _stages(m, r, s, q, v, t, hh, A, CW, ns - 6, ns, row, law, prow, passive, DMP, STF, SREF,
+        code, joint, ts = _stages(m, r, s, q, v, t, hh, A, CW, ns - 6, ns, row, law, prow, passive, DMP, STF, SREF, LIM,
                                   DOFQ, DOFJ, F, fb)
         CI[b, C_NFEV] += 6
         if code != 0:
@@ -561,7 +586,7 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
 
 
 @jit
-def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, DOFQ, DOFJ, COORDJ, F,
+def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ, F,
            CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Advance the unfinished trajectories of chunk c of nchunk by up to ``budget`` steps
     (dopri5: tries) each, one after the other, on the chunk's record R and scratch S.  Chunks
@@ -580,10 +605,10 @@ def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP
         prow = LP[b] if LP.shape[0] > 1 else LP[0]
         fb = b if F.shape[0] > 1 else 0
         if method == M_DOPRI:
-            _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, DOFQ,
+            _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
                            DOFJ, COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget)
         else:
-            _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, DOFQ,
+            _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
                            DOFJ, COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget)
 
 
@@ -615,7 +640,11 @@ class Trajectory:
     (T, [B]).  ``status`` (an int, or (B,)): 0 when the
     trajectory reached the end, else its ``SimulationStatus``; ``steps``: steps taken (accepted
     steps for dopri5); ``stop_time``: the time of the last good state; ``message``: why it stopped
-    ("" if it did not; a list for a batch).  Rows after a trajectory stopped are NaN.  ``info``:
+    ("" if it did not; a list for a batch).  Rows after a trajectory stopped are NaN; an
+    interrupted run (``SimulationStatus.INTERRUPTED``) keeps only the rows it computed.
+    ``limit_work``, ``damping_work``: the work of the joint limits and of the joint damping since
+    t = 0 (T, [B]), so that E(t) - E(0) = limit_work + damping_work + the work of the joint forces
+    tau and of time-driven joints.  ``info``:
     method, dt, record_every, tolerances, coordinate and velocity names, function evaluations
     (``nfev``) and rejected steps (``nrejected``, dopri5), wall time."""
 
@@ -647,6 +676,25 @@ class Trajectory:
         if np.any(np.asarray(self.status) != 0):
             st = f", stopped: {np.count_nonzero(np.asarray(self.status))} of {self.batch or 1}"
         return f"<ej.Trajectory {len(self.t)} times{what}, {self.info.get('method', '?')}, q{self.q.shape}{st}>"
+
+    @property
+    def limit_work(self):
+        """Work of the joint limits' forces since t = 0 (J; T, [B]) from the recorded states
+        (``limit_work``); None when the run had no active limits."""
+        lim = self.info.get("limit_table")
+        if not lim:
+            return None
+        LIM = np.array(lim, dtype=np.float64).reshape(-1, 4)
+        return limit_work(self.t, LIM, np.array(self.info["limit_coordinates"], dtype=np.int64), self.q, self.qd)
+
+    @property
+    def damping_work(self):
+        """Work of the joint damping -damping qd since t = 0 (J, <= 0; T, [B]), trapezoid rule;
+        None when the run had no damping."""
+        d = self.info.get("damping")
+        if not d or not np.any(np.asarray(d) != 0):
+            return None
+        return _cumulative_work(self.t, -np.sum(np.asarray(d) * self.qd * self.qd, axis=-1))
 
     def energy_drift(self):
         """max_t |E(t) - E(0)| / max(|E(0)|, max_t T(t)) (per trajectory; NaN rows ignored)."""
@@ -704,12 +752,16 @@ class Trajectory:
         np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt=fmt)
 
     def plot(self, model=None, path=None, snapshots=None, coordinates=None, trajectory=0):
-        """A figure (matplotlib, the ``plot`` extra) of the relative energy drift
-        (E - E0) / max(|E0|, max T), of a few coordinates (``coordinates``: indices or names,
-        default the first six) and, given ``model``, 3-D stick figures of the mechanism (body
-        origins from ``ej.forward_kinematics``, parent to child) at the recorded times nearest to
-        ``snapshots`` (default: start, middle, end).  Saved to ``path`` when given; returns the
-        matplotlib Figure."""
+        """A figure (matplotlib, the ``plot`` extra): the energy balance (for a conservative run
+        the relative drift (E - E0) / max(|E0|, max T); with damping, limits or drives E - E0
+        beside the work of each), every coordinate by name and unit (``coordinates``: indices or
+        names to select; a unit quaternion's rotation as its rotation vector, rad) and, given
+        ``model``, 3-D stick figures (equal axes; body origins from ``ej.forward_kinematics``,
+        parent to child) at the recorded times nearest to ``snapshots`` (default: start,
+        middle, end).  What is left out (times past a stop, unselected coordinates) is said in
+        the figure.  Saved to ``path`` when given; returns the matplotlib Figure
+        (``ejce_nb.plots``)."""
+        from .plots import plot_trajectory
         return plot_trajectory(self, model, path, snapshots, coordinates, trajectory)
 
 
@@ -815,10 +867,7 @@ def _torque_input(model, tau, B, nsteps, nrec, dopri):
 
 
 def _positive(x, name, allow_inf=False):
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {type(x).__name__}") from None
+    x = _number(x, name)
     if not (x > 0 and (allow_inf or np.isfinite(x))):
         raise ValueError(f"{name} must be a positive number, got {x}")
     return x
@@ -842,8 +891,126 @@ def _spring_energy(run, q):
     return float(np.sum(0.5 * run.STF[k] * d * d))
 
 
+def limit_torques(LIM, DOFQ, Q, V):
+    """The joint limits' forces (..., nv) at states Q (..., nq), V (..., nv): ``_limit_force``
+    on arrays (LIM (nv, 4): lower, upper, stiffness, damping; DOFQ: the coordinate of each
+    velocity variable, -1 for none)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    out = np.zeros(V.shape)
+    k = np.nonzero((DOFQ >= 0) & (LIM[:, 2] + LIM[:, 3] > 0))[0]
+    if len(k) == 0:
+        return out
+    x = Q[..., DOFQ[k]]
+    u = V[..., k]
+    lo, hi, kk, bb = LIM[k, 0], LIM[k, 1], LIM[k, 2], LIM[k, 3]
+    with np.errstate(invalid="ignore"):
+        below = np.maximum(kk * (lo - x) - bb * u, 0.0)
+        above = np.maximum(kk * (x - hi) + bb * u, 0.0)
+        out[..., k] = np.where(x < lo, below, 0.0) - np.where(x > hi, above, 0.0)
+        out[..., k] = np.where(np.isfinite(x) & np.isfinite(u), out[..., k], np.nan)
+    return out
+
+
+def limit_work(t, LIM, DOFQ, Q, V):
+    """The work (T, [B]) of the limits' forces since t[0] along recorded states Q (T, [B], nq),
+    V (T, [B], nv): the trapezoid rule on each limited coordinate's power, where a step enters or
+    leaves a limit from the point where the coordinate crosses it (linear in the step), so that
+    the jump of the damping force at contact costs no first-order error."""
+    Q = np.asarray(Q, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    W = np.zeros(V.shape[:-1])
+    if len(t) < 2:
+        return W
+    dt = np.diff(t).reshape((-1,) + (1,) * (W.ndim - 1))
+    inc = np.zeros(W[1:].shape)
+    for k in np.nonzero((DOFQ >= 0) & (LIM[:, 2] + LIM[:, 3] > 0))[0]:
+        x, u = Q[..., DOFQ[k]], V[..., k]
+        one = LIM[k:k + 1]
+
+        def power(x, u):
+            return limit_torques(one, np.zeros(1, dtype=np.int64), x[..., None], u[..., None])[..., 0] * u
+        P = power(x, u)
+        part = 0.5 * (P[1:] + P[:-1]) * dt
+        x0, x1, u0, u1 = x[:-1], x[1:], u[:-1], u[1:]
+        for bound, out in ((LIM[k, 0], lambda y: y < LIM[k, 0]), (LIM[k, 1], lambda y: y > LIM[k, 1])):
+            if not np.isfinite(bound):
+                continue
+            o0, o1 = out(x0), out(x1)
+            cross = o0 != o1
+            if not np.any(cross):
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                th = np.clip((bound - x0) / (x1 - x0), 0.0, 1.0)
+            uc = u0 + th * (u1 - u0)
+            Pc = power(np.full(uc.shape, bound), uc)
+            part = np.where(cross & o1, 0.5 * (Pc + P[1:]) * (1.0 - th) * dt, part)
+            part = np.where(cross & o0, 0.5 * (P[:-1] + Pc) * th * dt, part)
+        inc = inc + part
+    W[1:] = np.cumsum(inc, axis=0)
+    return W
+
+
+def _cumulative_work(t, P):
+    """The integral of the power P (T, [B]) over t (T,) from t[0], by the trapezoid rule."""
+    P = np.asarray(P, dtype=np.float64)
+    W = np.zeros(P.shape)
+    if len(t) > 1:
+        dt = np.diff(t).reshape((-1,) + (1,) * (P.ndim - 1))
+        W[1:] = np.cumsum(0.5 * (P[1:] + P[:-1]) * dt, axis=0)
+    return W
+
+
+def _limit_table(model, limits, DOFQ):
+    """(LIM (nv, 4), settings or None) of the joint limits' law: for each velocity variable
+    whose coordinate has a finite limit, lower, upper, stiffness m / (tc zeta)^2 and damping
+    2 m / tc, m = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration
+    (the others free: MuJoCo's constraint-space inertia of a joint limit), so that a limit closes
+    with the time constant tc and damping ratio zeta there; M_kk where M is singular."""
+    LIM = np.zeros((model.nv, 4))
+    LIM[:, 0], LIM[:, 1] = -np.inf, np.inf
+    if limits is None or limits is True:
+        tc, zeta = LIMIT_TIME_CONSTANT, LIMIT_DAMPING_RATIO
+    elif limits is False:
+        return LIM, None
+    else:
+        try:
+            tc, zeta = limits
+        except (TypeError, ValueError):
+            raise ValueError("limits must be True, False or (time_constant, damping_ratio), got "
+                             f"{limits!r}") from None
+        tc, zeta = _positive(tc, "limits: time_constant"), _positive(zeta, "limits: damping_ratio")
+    plain = np.nonzero(DOFQ >= 0)[0]
+    lo, hi = model.q_lower[DOFQ[plain]], model.q_upper[DOFQ[plain]]
+    has = np.isfinite(lo) | np.isfinite(hi)
+    if not np.any(has):
+        return LIM, None
+    from .crba import mass_matrix
+    with np.errstate(all="ignore"):
+        M = np.asarray(mass_matrix(model, model.neutral()))
+        Md = np.diag(M)
+        try:
+            app = 1.0 / np.diag(np.linalg.inv(M))
+        except np.linalg.LinAlgError:
+            app = Md
+    k = plain[has]
+    m = np.where(np.isfinite(app[k]) & (app[k] > 0), app[k], np.where(np.isfinite(Md[k]) & (Md[k] > 0), Md[k], 1.0))
+    LIM[k, 0], LIM[k, 1] = lo[has], hi[has]
+    LIM[k, 2] = m / (tc * zeta) ** 2
+    LIM[k, 3] = 2.0 * m / tc
+    return LIM, dict(time_constant=tc, damping_ratio=zeta, coordinates=int(len(k)))
+
+
+def _number(x, name):
+    """x as a float: a real number (not text, not a bool)."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or not isinstance(x, (numbers.Real, np.ndarray)) or \
+            (isinstance(x, np.ndarray) and (x.ndim != 0 or x.dtype.kind not in "fiu")):
+        raise ValueError(f"{name} must be a number, got {type(x).__name__} {x!r}")
+    return float(x)
+
+
 def _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
-             stiffness, spring_ref, f_ext, max_energy):
+             stiffness, spring_ref, f_ext, max_energy, limits=True):
     from .model import Model
     if not isinstance(model, Model):
         raise ValueError(f"simulate needs an ej.Model, got {type(model).__name__}")
@@ -851,16 +1018,16 @@ def _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rto
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     dopri = method == "dopri5"
     dt = _positive(dt, "dt")
-    try:
-        t_final = float(t_final)
-    except (TypeError, ValueError):
-        raise ValueError(f"t_final must be a number, got {type(t_final).__name__}") from None
+    t_final = _number(t_final, "t_final")
     if not (np.isfinite(t_final) and t_final >= 0):
         raise ValueError(f"t_final must be a non-negative number, got {t_final}")
     if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) or record_every < 1:
         raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
     record_every = int(record_every)
     nsteps = int(round(t_final / dt))
+    if not dopri and t_final > 0 and nsteps == 0:
+        raise ValueError(f"dt = {dt:g} is larger than twice t_final = {t_final:g}: no step would be taken; "
+                         "give a dt that divides t_final")
     run = _Run()
     run.model, run.method, run.dt, run.t_final, run.record_every = model, method, dt, t_final, record_every
     run.nsteps = nsteps
@@ -914,7 +1081,8 @@ def _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rto
     run.B, run.n, run.q0, run.v0 = B, n, q2, v2
     run.DOFQ, run.DOFJ, run.COORDJ = _dof_tables(model)
     run.DMP, run.STF, run.SREF = _passive_tables(model, damping, stiffness, spring_ref, run.DOFQ)
-    run.passive = bool(np.any(run.DMP != 0) or np.any(run.STF != 0))
+    run.LIM, run.limits = _limit_table(model, limits, run.DOFQ)
+    run.passive = bool(np.any(run.DMP != 0) or np.any(run.STF != 0) or run.limits is not None)
 
     run.law, run.pylaw = None, None
     run.LP = np.zeros((1, 1))
@@ -949,8 +1117,6 @@ class _Progress:
         self.mode, self.total, self.unit, self.desc = mode, total, unit, desc
         self.bar = None
         self.shown = 0
-        if mode is True:
-            self._open()
 
     def _open(self):
         try:
@@ -963,7 +1129,11 @@ class _Progress:
         self.bar = tqdm(total=self.total, unit=self.unit, desc=self.desc, leave=True, dynamic_ncols=True)
 
     def update(self, done, rate):
-        """``done`` units so far, at ``rate`` units per second lately."""
+        """``done`` units so far, at ``rate`` units per second lately.  A bar asked for opens at
+        the first update, after the first segment (which compiles or loads the time loop), so its
+        rate and time left measure the run alone."""
+        if self.bar is None and self.mode is True:
+            self._open()
         if self.bar is None and self.mode is None and done > 0 and self.total > done and rate > 0:
             if (self.total - done) / rate > self.AUTO_S:
                 self._open()
@@ -1005,7 +1175,7 @@ def _run_compiled(run, progress, segment_steps):
     R = np.zeros((nchunk, model.record_size))
     S = np.zeros((nchunk, model.scratch_size))
     rest = (ip, fp, A, BW, CW, _DP_E, _DP_P, run.RSTEP, run.TREC, run.TAU, run.LP, run.DMP, run.STF, run.SREF,
-            run.DOFQ, run.DOFJ, run.COORDJ, run.F, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP)
+            run.LIM, run.DOFQ, run.DOFJ, run.COORDJ, run.F, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP)
     pool = None
     if nchunk > 1:
         import numba
@@ -1061,13 +1231,39 @@ def _run_compiled(run, progress, segment_steps):
         bar.close()
         if pool is not None:
             pool.shutdown(wait=True)
-        e.partial = _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)
-        del e.partial._last
+        _mark_interrupted(run, CI, CF, dopri)
+        e.partial = _interrupted(_assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start),
+                                 run)
         raise
     bar.close()
     if pool is not None:
         pool.shutdown()
     return _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)
+
+
+def _mark_interrupted(run, CI, CF, dopri):
+    """Trajectories still running when the run was interrupted stop with INTERRUPTED at their
+    last computed state."""
+    running = (CI[:, C_STATUS] == 0) & (CI[:, C_FLAGS] & F_DONE == 0)
+    CI[running, C_STATUS] = _ST_INTERRUPTED
+    CI[running, C_JOINT] = -1
+    CI[running, C_FAILSTEP] = CI[running, C_STEP]
+    CF[running, F_TFAIL] = CF[running, F_T] if dopri else CI[running, C_STEP] * run.dt
+
+
+def _interrupted(traj, run):
+    """The trajectory of an interrupted run: only the rows it computed (one trajectory: its
+    records, then its last computed state when that lies after them; a batch: the rows up to
+    the last any trajectory recorded, NaN after each one's stop)."""
+    if run.B is None:
+        out = _truncated(traj, run)
+    else:
+        k = int(np.max(traj._last[3]))
+        out = Trajectory(traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k], traj.status,
+                         traj.steps, traj.stop_time, traj.message, traj.info)
+    del traj._last
+    out.info["interrupted"] = True
+    return out
 
 
 def _step_cost_guess(model, ns, n):
@@ -1118,6 +1314,9 @@ def _message(run, b, code, joint, step, t0, t, h, e, fq):
         return (f"{where}: the total energy T + V = {e:.6g} exceeds max_energy = {run.emax_used[b]:.6g}{given}: the "
                 "simulation is blowing up (a step too large, a stiff spring, an unstable control law); pass "
                 "max_energy= to change the threshold")
+    if code == _ST_INTERRUPTED:
+        return (f"{where}: interrupted (Ctrl-C / SIGINT) before t_final = {run.t_final:g}; the states computed "
+                "until then are kept")
     if code == _ST_UNDERFLOW:
         return (f"{where}: dopri5's step size fell to {h:.3g} s, below the rounding of t: the dynamics are too stiff "
                 f"for an explicit method there, or singular or discontinuous")
@@ -1147,6 +1346,11 @@ def _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, wall):
                 first_call_time=getattr(run, "first_call", 0.0),
                 model=repr(model), energy_threshold=CF[:, F_EMAX].tolist(),
                 stop_joint=np.where(status != 0, CI[:, C_JOINT], -1).tolist(),
+                damping=run.DMP.tolist(), limits=run.limits, rheonomic=bool(model.rheonomic),
+                forced=bool(run.law is not None or run.pylaw is not None or np.any(run.TAU != 0)
+                            or run.F.shape[0] > 0),
+                limit_table=run.LIM.tolist() if run.limits is not None else None,
+                limit_coordinates=run.DOFQ.tolist() if run.limits is not None else None,
                 stop_event_time=[float(CF[b, F_TFAIL]) if status[b] else None for b in range(run.n)])
     sq = (lambda x: x[:, 0]) if B is None else (lambda x: x)
     one = (lambda x: x[0]) if B is None else (lambda x: x)
@@ -1201,7 +1405,7 @@ def _raise_or_flag(traj, run, errors):
 # ---------------------------------------------------------------------------- the public function
 def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1, *, t_eval=None, rtol=1e-8,
              atol=1e-10, max_step=None, damping=None, stiffness=None, spring_ref=None, f_ext=None, max_energy=None,
-             errors="raise", progress=None, segment_steps=None):
+             limits=True, errors="raise", progress=None, segment_steps=None):
     """Integrate the forward dynamics from (q0, qd0) over [0, t_final]; returns a ``Trajectory``.
 
     q0 (nq,), qd0 (nv,), or (B, nq), (B, nv): a batch of B trajectories integrated in parallel,
@@ -1228,6 +1432,16 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     on a unit quaternion's rotation.  ``f_ext``: constant world-frame wrenches (N+1, 6) or
     (B, N+1, 6), as ``ej.aba``.
 
+    ``limits``: the model's coordinate limits (``q_lower``, ``q_upper``) act on every coordinate
+    whose rate is its velocity variable (not on a unit quaternion's components) as a stiff
+    one-sided spring-damper, MuJoCo's soft-constraint law: below the lower limit (above the
+    upper, mirrored) tau_k = max(0, m_k (x / (tc zeta)^2 - 2 qd_k / tc)), x the penetration,
+    m_k = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration (MuJoCo's
+    constraint-space inertia of a joint limit); it only pushes.
+    True (default): tc = 0.02 s, zeta = 1 (critical damping; MuJoCo's default solref);
+    (tc, zeta): others; False: limits off.  ``trajectory.limit_work`` is their work and
+    ``trajectory.info["limits"]`` the settings (None when off or the model has no limits).
+
     A trajectory stops at a non-finite state, a singular configuration (gimbal lock, massless
     subtree), a control law output that is not finite, dopri5's step-size underflow, or when
     |T + V| at a recorded state exceeds ``max_energy`` (default 1e6 x the initial
@@ -1240,12 +1454,13 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     ``progress``: a tqdm bar (True, False, or None: only when the run is predicted to last more
     than a few seconds).  The compiled loop returns to Python every ``segment_steps`` steps
     (dopri5: step attempts; default: about every quarter second); no result depends on it.
-    Ctrl-C stops the run between segments; the KeyboardInterrupt carries the trajectory so far
-    (NaN after the last recorded time) as ``.partial``.  Models with mimic joints run a Python
+    Ctrl-C (SIGINT) stops the run between segments; the KeyboardInterrupt carries the trajectory
+    so far as ``.partial``: status ``SimulationStatus.INTERRUPTED``, ``stop_time`` its last
+    computed time, a message saying so, and only the rows it computed.  Models with mimic joints run a Python
     loop (slow)."""
     inputs.check_errors_arg(errors)
     run = _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
-                   stiffness, spring_ref, f_ext, max_energy)
+                   stiffness, spring_ref, f_ext, max_energy, limits)
     if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):
         raise ValueError(f"segment_steps must be a positive integer, got {segment_steps!r}")
     if model.has_mimic:
@@ -1306,6 +1521,8 @@ class _PythonLoop:
         if run.passive:
             tau = tau - run.DMP * v
             tau[self.spring] -= run.STF[self.spring] * (q[run.DOFQ[self.spring]] - run.SREF[self.spring])
+            if run.limits is not None:
+                tau = tau + limit_torques(run.LIM, run.DOFQ, q, v)
         F = None if run.F.shape[0] == 0 else run.F[b if run.F.shape[0] > 1 else 0]
         qdd, st = forward_dynamics(run.model, q, v, tau, t, F, errors="flag")
         if st != 0:
@@ -1382,196 +1599,140 @@ def _run_python(run, progress):
         return run.TAU[k if run.taumode != TAU_CONST else 0, tb]
 
     done_units = 0.0
-    for b in range(n):
-        q, v = CQ[b].copy(), CV[b].copy()
-        T0, V0 = loop.energy(q, v, 0.0)
-        emax = run.emax if run.emax > 0 else ENERGY_FACTOR * max(abs(T0), abs(V0), 1.0)
-        CF[b, F_EMAX] = emax
-        nxt, step, t = 0, 0, 0.0
-        while nxt < run.nrec and run.TREC[nxt] == 0.0:
-            e = record(b, nxt, q, v, 0.0)
-            nxt += 1
-            if not abs(e) <= emax:
-                fail(b, _ST_ENERGY, -1, 0, 0.0, run.dt, e)
-        if not dopri:
-            while step < run.nsteps and CI[b, C_STATUS] == 0:
-                t = step * run.dt
-                k = step if run.taumode == TAU_STEP else max(nxt - 1, 0)
-                row = torque_row(b, q, v, t, k)
-                if not np.all(np.isfinite(row)):
-                    fail(b, _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(row))[0][0])]), step, t, run.dt)
-                    break
-                if run.method == "symplectic":
-                    code, joint, a = loop.accel(b, q, v, t, row)
-                    if code:
-                        fail(b, code, joint, step, t, run.dt, state=(q, v))
+    b, q, v, nxt, step, t = 0, CQ[0].copy(), CV[0].copy(), 0, 0, 0.0
+    try:
+        for b in range(n):
+            q, v = CQ[b].copy(), CV[b].copy()
+            nxt, step, t = 0, 0, 0.0
+            T0, V0 = loop.energy(q, v, 0.0)
+            emax = run.emax if run.emax > 0 else ENERGY_FACTOR * max(abs(T0), abs(V0), 1.0)
+            CF[b, F_EMAX] = emax
+            while nxt < run.nrec and run.TREC[nxt] == 0.0:
+                e = record(b, nxt, q, v, 0.0)
+                nxt += 1
+                if not abs(e) <= emax:
+                    fail(b, _ST_ENERGY, -1, 0, 0.0, run.dt, e)
+            if not dopri:
+                while step < run.nsteps and CI[b, C_STATUS] == 0:
+                    t = step * run.dt
+                    k = step if run.taumode == TAU_STEP else max(nxt - 1, 0)
+                    row = torque_row(b, q, v, t, k)
+                    if not np.all(np.isfinite(row)):
+                        fail(b, _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(row))[0][0])]), step, t, run.dt)
                         break
-                    vn = v + run.dt * a
-                    qn = loop.retract(q, run.dt * vn)
-                else:
-                    K = [None] * ns
-                    code, joint, last, ts = loop.stages(b, q, v, t, run.dt, A, CW, K, 0, ns, row)
-                    if code:
-                        fail(b, code, joint, step, ts, run.dt, state=last)
+                    if run.method == "symplectic":
+                        code, joint, a = loop.accel(b, q, v, t, row)
+                        if code:
+                            fail(b, code, joint, step, t, run.dt, state=(q, v))
+                            break
+                        vn = v + run.dt * a
+                        qn = loop.retract(q, run.dt * vn)
+                    else:
+                        K = [None] * ns
+                        code, joint, last, ts = loop.stages(b, q, v, t, run.dt, A, CW, K, 0, ns, row)
+                        if code:
+                            fail(b, code, joint, step, ts, run.dt, state=last)
+                            break
+                        d = sum(BW[j] * K[j][0] for j in range(ns) if BW[j] != 0.0)
+                        x = sum(BW[j] * K[j][1] for j in range(ns) if BW[j] != 0.0)
+                        qn, vn = loop.retract(q, run.dt * d), v + run.dt * x
+                    if not (np.all(np.isfinite(qn)) and np.all(np.isfinite(vn))):
+                        bad = np.nonzero(~np.isfinite(qn))[0]
+                        jt = int(run.COORDJ[bad[0]]) if len(bad) else int(run.DOFJ[np.nonzero(~np.isfinite(vn))[0][0]])
+                        fail(b, _ST_NONFINITE, jt, step, t, run.dt, state=(qn, vn))
                         break
-                    d = sum(BW[j] * K[j][0] for j in range(ns) if BW[j] != 0.0)
-                    x = sum(BW[j] * K[j][1] for j in range(ns) if BW[j] != 0.0)
-                    qn, vn = loop.retract(q, run.dt * d), v + run.dt * x
-                if not (np.all(np.isfinite(qn)) and np.all(np.isfinite(vn))):
-                    bad = np.nonzero(~np.isfinite(qn))[0]
-                    jt = int(run.COORDJ[bad[0]]) if len(bad) else int(run.DOFJ[np.nonzero(~np.isfinite(vn))[0][0]])
-                    fail(b, _ST_NONFINITE, jt, step, t, run.dt, state=(qn, vn))
-                    break
-                q, v = qn, vn
-                step += 1
-                if nxt < run.nrec and run.RSTEP[nxt] == step:
-                    e = record(b, nxt, q, v, step * run.dt)
-                    nxt += 1
-                    if not abs(e) <= emax:
-                        fail(b, _ST_ENERGY, -1, step, step * run.dt, run.dt, e)
-                if step % 200 == 0:
-                    bar.update(done_units + step, (done_units + step) / (time.perf_counter() - t_start))
-            done_units += run.nsteps
-        else:
-            h, errold, rejected = min(run.dt, run.hmax), 1e-4, False
-            K = [None] * 7
-            k1 = None
-            while t < run.tend and CI[b, C_STATUS] == 0:
-                row = torque_row(b, q, v, t, max(nxt - 1, 0))
-                if run.pylaw is not None:
-                    k1 = None
-                if k1 is None:
-                    code, joint, a = loop.accel(b, q, v, t, row)
-                    CI[b, C_NFEV] += 1
-                    if code:
-                        fail(b, code, joint, step, t, h, state=(q, v))
-                        break
-                    k1 = a
-                K[0] = (v.copy(), k1)
-                target = run.tend
-                if run.taumode == TAU_INTERVAL and nxt < run.nrec and run.TREC[nxt] < target:
-                    target = run.TREC[nxt]
-                hh = min(h, run.hmax)
-                landing = t + hh >= target
-                if landing:
-                    hh = target - t
-                if not hh > 16.0 * _EPS * max(abs(t), run.tend):
-                    fail(b, _ST_UNDERFLOW, -1, step, t, hh)
-                    break
-                code, joint, (qn, vn), ts = loop.stages(b, q, v, t, hh, _DP_A, _DP_C, K, 1, 7, row)
-                CI[b, C_NFEV] += 6
-                if code:
-                    fail(b, code, joint, step, ts, hh, state=(qn, vn))
-                    break
-                eq = hh * sum(_DP_E[j] * K[j][0] for j in range(7) if _DP_E[j] != 0.0)
-                ev = hh * sum(_DP_E[j] * K[j][1] for j in range(7) if _DP_E[j] != 0.0)
-                mq = np.ones(nv)
-                mq[loop.plain] = np.maximum(np.abs(q[loop.cq]), np.abs(qn[loop.cq]))
-                sc = np.concatenate([eq / (run.atol + run.rtol * mq),
-                                     ev / (run.atol + run.rtol * np.maximum(np.abs(v), np.abs(vn)))])
-                err = float(np.sqrt(np.mean(sc * sc))) if nv else 0.0
-                if err <= 1.0:
-                    tn = target if landing else t + hh
-                    while nxt < run.nrec and run.TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
-                        tr = run.TREC[nxt]
-                        if tr == tn:
-                            qo, vo = qn, vn
-                        else:
-                            th = (tr - t) / hh
-                            w = _DP_P @ np.array([th, th * th, th ** 3, th ** 4])
-                            qo = loop.retract(q, hh * sum(w[j] * K[j][0] for j in range(7) if w[j] != 0.0))
-                            vo = v + hh * sum(w[j] * K[j][1] for j in range(7) if w[j] != 0.0)
-                        e = record(b, nxt, qo, vo, tr)
+                    q, v = qn, vn
+                    step += 1
+                    if nxt < run.nrec and run.RSTEP[nxt] == step:
+                        e = record(b, nxt, q, v, step * run.dt)
                         nxt += 1
                         if not abs(e) <= emax:
-                            fail(b, _ST_ENERGY, -1, step + 1, tr, hh, e)
-                    with np.errstate(divide="ignore"):
-                        fac = min(_FACMAX, max(_FACMIN, _SAFETY * err ** (-_ALPHA) * errold ** _BETA))
-                    if rejected:
-                        fac, rejected = min(fac, 1.0), False
-                    h, errold = hh * fac, max(err, 1e-4)
-                    k1 = K[6][1]
-                    if landing and (run.taumode == TAU_INTERVAL or t + hh != tn):
+                            fail(b, _ST_ENERGY, -1, step, step * run.dt, run.dt, e)
+                    if step % 200 == 0:
+                        bar.update(done_units + step, (done_units + step) / (time.perf_counter() - t_start))
+                done_units += run.nsteps
+            else:
+                h, errold, rejected = min(run.dt, run.hmax), 1e-4, False
+                K = [None] * 7
+                k1 = None
+                while t < run.tend and CI[b, C_STATUS] == 0:
+                    row = torque_row(b, q, v, t, max(nxt - 1, 0))
+                    if run.pylaw is not None:
                         k1 = None
-                    q, v, t = qn, vn, tn
-                    step += 1
-                else:
-                    CI[b, C_NREJ] += 1
-                    rejected = True
-                    h = hh * (max(_FACMIN, _SAFETY * err ** (-_ALPHA)) if err > 0.0 else _FACMIN)
-                bar.update(done_units + t, (done_units + t) / (time.perf_counter() - t_start))
-            done_units += run.tend
+                    if k1 is None:
+                        code, joint, a = loop.accel(b, q, v, t, row)
+                        CI[b, C_NFEV] += 1
+                        if code:
+                            fail(b, code, joint, step, t, h, state=(q, v))
+                            break
+                        k1 = a
+                    K[0] = (v.copy(), k1)
+                    target = run.tend
+                    if run.taumode == TAU_INTERVAL and nxt < run.nrec and run.TREC[nxt] < target:
+                        target = run.TREC[nxt]
+                    hh = min(h, run.hmax)
+                    landing = t + hh >= target
+                    if landing:
+                        hh = target - t
+                    if not hh > 16.0 * _EPS * max(abs(t), run.tend):
+                        fail(b, _ST_UNDERFLOW, -1, step, t, hh)
+                        break
+                    code, joint, (qn, vn), ts = loop.stages(b, q, v, t, hh, _DP_A, _DP_C, K, 1, 7, row)
+                    CI[b, C_NFEV] += 6
+                    if code:
+                        fail(b, code, joint, step, ts, hh, state=(qn, vn))
+                        break
+                    eq = hh * sum(_DP_E[j] * K[j][0] for j in range(7) if _DP_E[j] != 0.0)
+                    ev = hh * sum(_DP_E[j] * K[j][1] for j in range(7) if _DP_E[j] != 0.0)
+                    mq = np.ones(nv)
+                    mq[loop.plain] = np.maximum(np.abs(q[loop.cq]), np.abs(qn[loop.cq]))
+                    sc = np.concatenate([eq / (run.atol + run.rtol * mq),
+                                         ev / (run.atol + run.rtol * np.maximum(np.abs(v), np.abs(vn)))])
+                    err = float(np.sqrt(np.mean(sc * sc))) if nv else 0.0
+                    if err <= 1.0:
+                        tn = target if landing else t + hh
+                        while nxt < run.nrec and run.TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
+                            tr = run.TREC[nxt]
+                            if tr == tn:
+                                qo, vo = qn, vn
+                            else:
+                                th = (tr - t) / hh
+                                w = _DP_P @ np.array([th, th * th, th ** 3, th ** 4])
+                                qo = loop.retract(q, hh * sum(w[j] * K[j][0] for j in range(7) if w[j] != 0.0))
+                                vo = v + hh * sum(w[j] * K[j][1] for j in range(7) if w[j] != 0.0)
+                            e = record(b, nxt, qo, vo, tr)
+                            nxt += 1
+                            if not abs(e) <= emax:
+                                fail(b, _ST_ENERGY, -1, step + 1, tr, hh, e)
+                        with np.errstate(divide="ignore"):
+                            fac = min(_FACMAX, max(_FACMIN, _SAFETY * err ** (-_ALPHA) * errold ** _BETA))
+                        if rejected:
+                            fac, rejected = min(fac, 1.0), False
+                        h, errold = hh * fac, max(err, 1e-4)
+                        k1 = K[6][1]
+                        if landing and (run.taumode == TAU_INTERVAL or t + hh != tn):
+                            k1 = None
+                        q, v, t = qn, vn, tn
+                        step += 1
+                    else:
+                        CI[b, C_NREJ] += 1
+                        rejected = True
+                        h = hh * (max(_FACMIN, _SAFETY * err ** (-_ALPHA)) if err > 0.0 else _FACMIN)
+                    bar.update(done_units + t, (done_units + t) / (time.perf_counter() - t_start))
+                done_units += run.tend
+                CF[b, F_T] = t
+            CQ[b], CV[b] = q, v
+            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
+            CI[b, C_FLAGS] |= F_DONE
+    except KeyboardInterrupt as e:
+        bar.close()
+        if b < n and CI[b, C_FLAGS] & F_DONE == 0 and CI[b, C_STATUS] == 0:
+            CQ[b], CV[b] = q, v                 # the trajectory in progress, as far as it came
+            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
             CF[b, F_T] = t
-        CQ[b], CV[b] = q, v
-        CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
+        _mark_interrupted(run, CI, CF, dopri)
+        e.partial = _interrupted(_assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start),
+                                 run)
+        raise
     bar.close()
     return _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)
-
-
-# ---------------------------------------------------------------------------- plots
-def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=None, trajectory=0):
-    """``Trajectory.plot``: energy drift, coordinates and stick figures (matplotlib)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plots need matplotlib (pip install matplotlib, or the 'plot' extra)") from None
-    b = trajectory
-    one = (lambda x: x) if traj.batch is None else (lambda x: x[:, b])
-    t, q, T, E = traj.t, one(traj.q), one(traj.kinetic), one(traj.energy)
-    ok = np.isfinite(E)
-    names = traj.info.get("coordinate_names") or [f"q[{k}]" for k in range(q.shape[1])]
-    if coordinates is None:
-        idx = list(range(min(6, q.shape[1])))
-    else:
-        idx = [names.index(c) if isinstance(c, str) else int(c) for c in coordinates]
-    stick = model is not None and model.nbodies > 0
-    fig = Figure(figsize=(13 if stick else 8.5, 7.5), layout="constrained")
-    grid = fig.add_gridspec(2, 2 if stick else 1, width_ratios=[1.15, 1] if stick else None)
-    ax = fig.add_subplot(grid[0, 0])
-    scale = max(abs(E[0]) if ok.any() else 0.0, float(np.nanmax(np.abs(T))) if ok.any() else 0.0, np.finfo(float).tiny)
-    ax.plot(t[ok], (E[ok] - E[ok][0]) / scale, lw=1.0)
-    ax.set_ylabel("(E - E0) / max(|E0|, max T)")
-    ax.set_title(f"energy drift ({traj.info.get('method', '')}, dt = {traj.info.get('dt', float('nan')):g})")
-    ax.grid(alpha=0.3)
-    ax2 = fig.add_subplot(grid[1, 0], sharex=ax)
-    for k in idx:
-        ax2.plot(t, q[:, k], lw=1.0, label=names[k])
-    ax2.set_xlabel("t (s)")
-    ax2.set_ylabel("q")
-    if idx:
-        ax2.legend(fontsize=8, ncol=2)
-    ax2.grid(alpha=0.3)
-    if stick:
-        from .kinematics import forward_kinematics
-        ax3 = fig.add_subplot(grid[:, 1], projection="3d")
-        times = [t[0], t[len(t) // 2], t[-1]] if snapshots is None else list(snapshots)
-        import matplotlib
-        cmap = matplotlib.colormaps["viridis"]
-        pts = []
-        for i, ts in enumerate(times):
-            k = int(np.argmin(np.abs(t - ts)))
-            if not np.all(np.isfinite(q[k])):
-                continue
-            p = forward_kinematics(model, q[k], t=float(t[k])).p
-            pts.append(p)
-            color = cmap(0.85 * i / max(1, len(times) - 1))
-            for j in range(1, model.nbodies + 1):
-                a = p[model.parent[j]]
-                ax3.plot([a[0], p[j, 0]], [a[1], p[j, 1]], [a[2], p[j, 2]], color=color, lw=1.5,
-                         label=f"t = {t[k]:.4g}" if j == 1 else None)
-            ax3.scatter(p[1:, 0], p[1:, 1], p[1:, 2], color=color, s=6)
-        if pts:
-            allp = np.concatenate(pts)
-            c = 0.5 * (allp.max(0) + allp.min(0))
-            r = 0.5 * max(float(np.max(allp.max(0) - allp.min(0))), 1e-9)
-            ax3.set_xlim(c[0] - r, c[0] + r)
-            ax3.set_ylim(c[1] - r, c[1] + r)
-            ax3.set_zlim(c[2] - r, c[2] + r)
-            ax3.legend(fontsize=8)
-        ax3.set_title("body origins, parent to child")
-        ax3.set_xlabel("x")
-        ax3.set_ylabel("y")
-        ax3.set_zlabel("z")
-    if path is not None:
-        fig.savefig(path, dpi=110)
-    return fig

@@ -4,8 +4,14 @@ differentiated numerically, and finite-difference stencils.
 
 Test modules import these with ``from conftest import ...``.
 """
-import numpy as np
-import pytest
+import os
+
+# the compile announcements go to stderr, where some tests read what a command printed; the tests
+# of the announcements switch them on again
+os.environ.setdefault("EJCE_NB_QUIET", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from scipy.interpolate import CubicSpline
 from scipy.spatial.transform import Rotation
 

@@ -3,6 +3,8 @@ wrong dtypes and shapes, non-contiguous and read-only arrays, NaN/inf, huge and 
 zero-mass leaves, near-singular inertias, non-unit quaternions, empty models and models of only
 fixed joints.  Each case either gives a correct result (checked by an identity) or a clear
 ValueError; nothing crashes or hangs."""
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +14,9 @@ import ejce_nb as ej
 from ejce_nb.models import KINDS, random_states, random_tree
 
 J = ej.joints
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+# EJCE_NB_FUZZ_EXAMPLES sets the cases per test (CI: 60; benchmarks/fuzz_long.py runs 10^5 per function)
+EXAMPLES = int(os.environ.get("EJCE_NB_FUZZ_EXAMPLES", "60"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -215,3 +219,131 @@ def test_empty_and_fixed_only_models():
     assert kin.p.shape == (4, 3) and np.all(kin.v == 0.0) and np.all(np.isfinite(kin.p))
     assert ej.kinetic_energy(fixed, z, z) == 0.0
     assert ej.rnea(fixed, np.zeros((5, 0)), np.zeros((5, 0)), np.zeros((5, 0))).shape == (5, 0)
+
+
+# ---------------------------------------------------------------------------- the contract on every call
+# name: (call(model, q, qd, qdd, **kw), the arrays it reads, the array its result is compared by)
+CONTRACT = {
+    "rnea": (lambda m, q, v, a, **kw: ej.rnea(m, q, v, a, **kw), "q qd qdd", np.asarray),
+    "nonlinear_effects": (lambda m, q, v, a, **kw: ej.nonlinear_effects(m, q, v, **kw), "q qd", np.asarray),
+    "aba": (lambda m, q, v, a, **kw: ej.aba(m, q, v, a, **kw), "q qd qdd", np.asarray),
+    "mass_matrix": (lambda m, q, v, a, **kw: ej.mass_matrix(m, q, **kw), "q", np.asarray),
+    "forward_kinematics": (lambda m, q, v, a, **kw: ej.forward_kinematics(m, q, v, a, **kw), "q qd qdd",
+                           lambda r: r.a),
+    "forward_kinematics_q": (lambda m, q, v, a, **kw: ej.forward_kinematics(m, q, **kw), "q", lambda r: r.p),
+    "joint_terms": (lambda m, q, v, a, **kw: ej.joint_terms(m, q, v, **kw), "q qd", lambda r: r.J),
+    "body_jacobian": (lambda m, q, v, a, **kw: ej.body_jacobian(m, q, m.nbodies, **kw), "q", np.asarray),
+    "kinetic_energy": (lambda m, q, v, a, **kw: ej.kinetic_energy(m, q, v, **kw), "q qd", np.asarray),
+    "potential_energy": (lambda m, q, v, a, **kw: ej.potential_energy(m, q, **kw), "q", np.asarray),
+    "center_of_mass": (lambda m, q, v, a, **kw: ej.center_of_mass(m, q, **kw), "q", np.asarray),
+}
+KINDS_OF_CALL = ("good", "good", "good", "list", "nan", "shape")
+ERRORS = ("raise", "flag", "flag", None, "Flag", "ignore", 1)
+
+
+def contract_models():
+    """A few models of different kinds (the contract does not depend on the numbers)."""
+    return [ej.models.load("arm7"), ej.models.load("humanoid"),
+            random_tree(4, 3, joints=["ZYX", "revolute", "prismatic", "free:quaternion"])]
+
+
+def check_call(name, model, seed, kind, errors, B, with_data):
+    """One public call as a user may make it; AssertionError when its contract does not hold:
+    unknown ``errors`` refused, ``errors="flag"`` always (result, status) (status an int for one
+    state, (B,) for a batch), ``"raise"`` (the default) the bare result or a clear error, the
+    same numbers on every path."""
+    f, reads, key = CONTRACT[name]
+    rng = np.random.default_rng(seed)
+    n = 1 if B is None else B
+    Q, V, A = random_states(model, n, rng)
+    q, v, a = (Q[0], V[0], A[0]) if B is None else (Q, V, A)
+    ref_err = None
+    try:
+        ref = key(f(model, q.copy(), v.copy(), a.copy()))
+    except ej.SingularJointError as e:
+        ref, ref_err = None, e
+    args = [q, v, a]
+    if kind == "list":
+        args = [x.tolist() for x in args]
+    elif kind == "nan":
+        x = args[0] if model.nq else args[1]
+        if x.size == 0 or "qd" not in reads and x is not args[0]:
+            kind = "good"
+        else:
+            x.reshape(-1)[rng.integers(x.size)] = np.nan
+    elif kind == "shape":
+        args[0] = np.zeros(args[0].shape[:-1] + (model.nq + 1,))
+    kw = {} if errors is None else {"errors": errors}
+    if with_data:
+        kw["data"] = ej.Data(model) if B is None else ej.Data(model, batch=B)
+    try:
+        got = f(model, *args, **kw)
+    except ej.SingularJointError as e:
+        assert errors in (None, "raise") and (ref_err is not None or kind == "nan"), f"{name}: {e}"
+        return "singular"
+    except ValueError as e:
+        msg = str(e)
+        assert msg, f"{name}: an error must say what is wrong"
+        if errors not in (None, "raise", "flag"):
+            assert "errors must be" in msg or kind == "shape", f"{name}: {msg}"
+            return "refused"
+        assert kind in ("nan", "shape") and (kind == "shape" or errors != "flag"), \
+            f"{name} ({kind}, errors={errors!r}, B={B}, data={with_data}) raised: {msg}"
+        return "error"
+    assert errors in (None, "raise", "flag"), f"{name}: errors={errors!r} was accepted"
+    assert kind != "shape", f"{name}: a misshapen q was accepted"
+    if errors == "flag":
+        assert isinstance(got, tuple) and len(got) == 2, \
+            f"{name} (errors='flag', {kind}, B={B}, data={with_data}) returned {type(got).__name__}"
+        res, status = got
+        if B is None:
+            assert isinstance(status, int), f"{name}: status of one state is {type(status).__name__}"
+            codes = np.array([status])
+        else:
+            assert isinstance(status, np.ndarray) and status.shape == (B,), f"{name}: status {status!r}"
+            codes = status
+        if kind == "nan":
+            assert np.any(codes == ej.Status.NONFINITE_INPUT), f"{name}: a NaN was not flagged"
+            return "flagged"
+        if ref is not None and np.all(codes == 0):
+            np.testing.assert_array_equal(np.asarray(key(res)), ref)
+        return "ok"
+    assert not isinstance(got, tuple), f"{name} (errors={errors!r}) returned a tuple"
+    assert kind != "nan", f"{name}: a NaN was accepted with errors={errors!r}"
+    if ref is not None:
+        np.testing.assert_array_equal(np.asarray(key(got)), ref)
+    return "ok"
+
+
+_CONTRACT_MODELS = []
+
+
+@pytest.mark.parametrize("name", list(CONTRACT))
+@SETTINGS
+@given(calls=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2 ** 31), st.sampled_from(KINDS_OF_CALL),
+                                st.sampled_from(ERRORS), st.sampled_from([None, None, 1, 3]), st.booleans()),
+                      min_size=2, max_size=8))
+def test_the_contract_holds_on_every_call(name, calls):
+    """Each public function called again and again, good and bad states, one state and batches,
+    with and without data=, interleaved: the return type and the refusal of unknown ``errors``
+    hold on every call, whichever internal path serves it (the first call and the later ones
+    take different paths)."""
+    if not _CONTRACT_MODELS:
+        _CONTRACT_MODELS.extend(contract_models())
+    for m, seed, kind, errors, B, with_data in calls:
+        check_call(name, _CONTRACT_MODELS[m], seed, kind, errors, B, with_data)
+
+
+def test_flag_returns_a_pair_on_the_second_call_too():
+    """The case that once slipped: the second good call with errors="flag" took a fast path that
+    returned the bare array, and errors="Flag" was accepted after one good call."""
+    arm = ej.models.load("arm7")
+    q, z = arm.neutral(), np.zeros(7)
+    for f, args in ((ej.rnea, (q, z, z)), (ej.nonlinear_effects, (q, z)), (ej.aba, (q, z, z)),
+                    (ej.mass_matrix, (q,)), (ej.forward_kinematics, (q,))):
+        for _ in range(3):
+            res, code = f(arm, *args, errors="flag")
+            assert code == 0
+            assert not isinstance(f(arm, *args), tuple)
+            with pytest.raises(ValueError, match="errors must be"):
+                f(arm, *args, errors="Flag")

@@ -389,7 +389,121 @@ def test_ctrl_c_keeps_the_trajectory_so_far():
     with pytest.raises(KeyboardInterrupt) as err:
         ej.simulate(model, [0.5], [0.0], 1.0, 0.01, tau=stop)
     part = err.value.partial
-    assert part.steps == 5 and np.all(np.isfinite(part.q[:6])) and np.all(np.isnan(part.q[6:]))
+    # only what was computed, and it says when and why it stopped
+    assert part.steps == 5 and part.q.shape == (6, 1) and np.all(np.isfinite(part.q))
+    assert part.status == ej.SimulationStatus.INTERRUPTED and part.stop_time == pytest.approx(0.05)
+    assert part.t[-1] == pytest.approx(0.05) and "interrupted" in part.message and "t = 0.05" in part.message
+
+
+def test_ctrl_c_of_a_batch_keeps_the_rows_computed(tmp_path):
+    model, _, _ = _pendulum()
+    calls = []
+
+    def stop(t, q, qd):
+        calls.append(t)
+        if t >= 0.05:
+            raise KeyboardInterrupt
+        return np.zeros(1)
+    with pytest.raises(KeyboardInterrupt) as err:
+        ej.simulate(model, [[0.5], [0.4]], [[0.0], [0.0]], 1.0, 0.01, tau=stop)
+    part = err.value.partial
+    assert np.all(part.status == ej.SimulationStatus.INTERRUPTED) and len(part.t) < 101
+    assert np.all(np.isfinite(part.q[:-1]))
+    part.save(tmp_path / "i.npz")
+    back = ej.Trajectory.load(tmp_path / "i.npz")
+    assert np.all(back.status == ej.SimulationStatus.INTERRUPTED) and back.info["interrupted"]
+    assert all("interrupted" in m for m in back.message) and np.all(back.stop_time < 1.0)
+
+
+def _limited_arm():
+    """arm7 started with a swing that drives joints into their limits."""
+    arm = ej.models.load("arm7")
+    qd0 = np.array([0.0, 3.0, 0.0, -3.0, 0.0, 3.0, 0.0])
+    return arm, arm.neutral(), qd0
+
+
+def test_neutral_lies_within_the_limits():
+    for name in ("arm7", "humanoid", "knee", "driven", "spherical_paper"):
+        m = ej.models.load(name)
+        q = m.neutral()
+        assert np.all((q >= m.q_lower) & (q <= m.q_upper)), name
+        ej.rnea(m, q, np.zeros(m.nv), np.zeros(m.nv))          # and it is a valid configuration
+
+
+def test_joint_limits_hold():
+    arm, q0, qd0 = _limited_arm()
+    free = ej.simulate(arm, q0, qd0, 1.5, 1e-3, limits=False)
+    assert np.any(free.q > arm.q_upper + 0.5) or np.any(free.q < arm.q_lower - 0.5)
+    assert free.limit_work is None and free.info["limits"] is None
+    traj = ej.simulate(arm, q0, qd0, 1.5, 1e-3)
+    assert traj.info["limits"] == dict(time_constant=0.02, damping_ratio=1.0, coordinates=7)
+    # a soft limit (the penetration a spring of 50 rad/s allows at these speeds), never far past it
+    over = lambda tr: max(float(np.max(tr.q - arm.q_upper)), float(np.max(arm.q_lower - tr.q)))
+    assert 0.0 < over(traj) < 0.35
+    assert traj.limit_work[-1] < 0.0                  # the critically damped limits dissipate
+    stiff = ej.simulate(arm, q0, qd0, 1.5, 1e-3, limits=(0.005, 1.0))
+    assert over(stiff) < over(traj)
+    for bad in ((0.0, 1.0), (0.02,), "on", (0.02, -1.0)):
+        with pytest.raises(ValueError, match="limits"):
+            ej.simulate(arm, q0, qd0, 0.01, 1e-3, limits=bad)
+
+
+def test_limit_work_balances_the_energy():
+    """E(t) - E(0) = the work of the limits and of the damping (a pendulum swung into its limit)."""
+    b = ej.ModelBuilder()
+    b.add_body("rod", joint=ej.joints.Revolute((0.0, 1.0, 0.0)), mass=1.0, com=(0.0, 0.0, -0.25),
+               inertia=models.cylinder_inertia(1.0, 0.01, 0.5), q_lower=[-0.5], q_upper=[0.5], damping=0.05)
+    model = b.build()
+    traj = ej.simulate(model, [0.0], [4.0], 1.0, 1e-4)
+    assert 0.5 < traj.q.max() < 0.6
+    W, D = traj.limit_work, traj.damping_work
+    assert W[-1] < -0.2 and D[-1] < 0.0
+    dE = traj.energy - traj.energy[0]
+    rest = np.abs(dE - W - D).max()
+    assert rest < 1e-2 * np.abs(W).max()
+    # what remains is the integration error, first order in dt where the contact force jumps
+    half = ej.simulate(model, [0.0], [4.0], 1.0, 5e-5)
+    assert np.abs(half.energy - half.energy[0] - half.limit_work - half.damping_work).max() < 0.7 * rest
+    # their spring: outside the limit the spring-damper law, inside nothing
+    from ejce_nb.simulate import limit_torques
+    LIM = np.array(traj.info["limit_table"])
+    tq = limit_torques(LIM, np.array(traj.info["limit_coordinates"]), traj.q, traj.qd)
+    inside = np.abs(traj.q[:, 0]) <= 0.5
+    assert np.all(tq[inside] == 0.0) and np.all(tq[traj.q[:, 0] > 0.5] <= 0.0)
+
+
+def test_limits_in_the_python_loop_agree():
+    """Models with mimic joints run a Python loop: the same limit law there."""
+    b = ej.ModelBuilder()
+    b.add_body("a", joint=ej.joints.Revolute((0, 1, 0)), mass=1.0, com=(0.3, 0, 0), inertia=np.eye(3) * 0.01,
+               q_lower=[-0.2], q_upper=[0.2])
+    b.add_body("b", parent="a", joint=ej.joints.Revolute((0, 1, 0)), mass=0.1, inertia=np.eye(3) * 1e-3,
+               placement=ej.Transform(translation=(0.5, 0, 0)), mimic=("a_joint", 0.5, 0.0))
+    model = b.build()
+    traj = ej.simulate(model, [0.0], [0.0], 1.0, 1e-3)
+    assert traj.info["limits"]["coordinates"] == 1
+    assert 0.2 < np.abs(traj.q).max() < 0.3
+
+    def stop(t, q, qd):
+        if t >= 0.05:
+            raise KeyboardInterrupt
+        return np.zeros(1)
+    with pytest.raises(KeyboardInterrupt) as err:
+        ej.simulate(model, [0.0], [0.0], 1.0, 1e-2, tau=stop)
+    part = err.value.partial
+    assert part.status == ej.SimulationStatus.INTERRUPTED and len(part.t) == 6 and np.all(np.isfinite(part.q))
+
+
+def test_loose_inputs_are_refused():
+    model, _, _ = _pendulum()
+    for kw, match in ((dict(t_final="1.0"), "t_final must be a number"), (dict(dt="0.01"), "dt must be a number"),
+                      (dict(t_final=True), "t_final must be a number"),
+                      (dict(t_final=0.01, dt=0.5), "larger than twice t_final")):
+        args = dict(q0=[0.1], qd0=[0.0], t_final=0.1, dt=0.01)
+        args.update(kw)
+        with pytest.raises(ValueError, match=match):
+            ej.simulate(model, **args)
+    assert len(ej.simulate(model, [0.1], [0.0], 0.0, 0.01).t) == 1          # t_final = 0: the initial state
 
 
 # ---------------------------------------------------------------------------- models with mimic joints
@@ -487,7 +601,7 @@ def test_simulate_command(tmp_path, capsys):
     assert cli.main(["simulate", "arm7", "--t", "0.05", "--dt", "1e-3", "--q0", "0.5,0.3,0,-1.5,0,1.5,0",
                      "--out", str(out), "--plot", str(png), "--snapshot", "0,0.05", "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "steps/s" in text and "drift" in text and "50 steps" in text
+    assert "steps/s" in text and "energy balance" in text and "joint limits" in text and "50 steps" in text
     traj = ej.Trajectory.load(out)
     assert traj.q.shape == (51, 7) and traj.q[0, 0] == 0.5 and png.stat().st_size > 10_000
     assert cli.main(["simulate", "driven", "--t", "0.02", "--method", "dopri5", "--out", str(tmp_path / "d.csv"),

@@ -260,7 +260,8 @@ def from_dict(d, where):
         known = ", ".join(sorted(_REGISTRY)) or "none"
         raise ModelError(f"{where}: the user joint {name!r} is not registered in this Python session: define its "
                          f"pose function and call ej.joints.register(ej.joints.Custom(..., name={name!r})) "
-                         f"before loading the file (registered: {known})")
+                         f"before loading the file (on the command line: ejce-nb ... --joints FILE.py, a Python "
+                         f"file that defines and registers it, e.g. examples/user_joints.py; registered: {known})")
     params = d.get("params", joint.p.tolist())
     if not isinstance(params, list) or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in params):
         raise ModelError(f"{where}.params: expected a list of numbers, got {params!r}")
