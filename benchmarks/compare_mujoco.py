@@ -220,8 +220,9 @@ def simulation(name, mj, model, B, T, threads, rng):
     dt = float(mj.opt.timestep)
     Q, V, _ = states(mj, B, rng)
     V *= 0.1
-    # MuJoCo's passive forces are off (rigid_only): so are the model's springs and dampers
-    kw = dict(method="rk4", record_every=T, damping=0.0, stiffness=0.0, progress=False)
+    # MuJoCo's passive forces and constraints are off (rigid_only): so are the model's springs,
+    # dampers and joint limits
+    kw = dict(method="rk4", record_every=T, damping=0.0, stiffness=0.0, limits=False, progress=False)
     traj = ej.simulate(model, Q[:2], V[:2], T * dt, dt, **kw)   # compile
     t0 = time.perf_counter()
     traj = ej.simulate(model, Q, V, T * dt, dt, **kw)

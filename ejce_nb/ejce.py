@@ -74,36 +74,6 @@ def quat_rate_row(w, x, y, z, c):
     return -0.5 * y, 0.5 * x, 0.5 * w
 
 
-@jit
-def coordinate_rates(m, q, v, qdot):
-    """q' = N(q) v for the whole model: coordinate rates, with each unit quaternion's rate from
-    its angular velocity."""
-    for i in range(1, m.body_parent.shape[0]):
-        qs = m.jnt_qadr[i]
-        vs = m.jnt_dofadr[i]
-        o = m.jnt_quat[i]
-        n_plain = m.jnt_nq[i] if o < 0 else o
-        for k in range(n_plain):
-            qdot[qs + k] = v[vs + k]
-        if o >= 0:
-            a = qs + o
-            b = vs + o
-            for c in range(4):
-                n0, n1, n2 = quat_rate_row(q[a], q[a + 1], q[a + 2], q[a + 3], c)
-                qdot[a + c] = n0 * v[b] + n1 * v[b + 1] + n2 * v[b + 2]
-
-
-@jit
-def normalize_quaternions(m, q):
-    for i in range(1, m.body_parent.shape[0]):
-        o = m.jnt_quat[i]
-        if o >= 0:
-            a = m.jnt_qadr[i] + o
-            n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
-            for c in range(4):
-                q[a + c] /= n
-
-
 # Below this squared angle Exp and dexpinv use their Taylor series: the closed forms lose
 # digits to cancellation there, the series' first neglected term is below 1e-20.
 _SMALL_ANGLE2 = 1e-4

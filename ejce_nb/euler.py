@@ -26,13 +26,6 @@ def _parse(seq):
     return ["xyz".index(c) for c in seq.lower()], seq.isupper()
 
 
-def euler_matrix(seq, angles):
-    """Rotation matrix of the Euler angles (C axes -> P axes)."""
-    idx, intrinsic = _parse(seq)
-    Rs = [_axis_rot(i, a) for i, a in zip(idx, angles)]
-    return Rs[0] @ Rs[1] @ Rs[2] if intrinsic else Rs[2] @ Rs[1] @ Rs[0]
-
-
 def euler_rate_matrix(seq, angles):
     """E(angles) of Euler's kinematic equations, omega (P axes) = E @ angle rates.
 

@@ -576,11 +576,6 @@ def write_shipped(directory):
             f.write(make())
 
 
-if __name__ == "__main__":
-    for d in sys.argv[1:] or [DATA_DIR]:
-        write_shipped(d)
-
-
 def random_states(model, n, rng=None, spread=1.0):
     """n random states (q, qd, qdd) of shapes (n, nq), (n, nv), (n, nv) for sweeps and benchmarks:
     coordinates uniform within +-spread of the neutral configuration (quaternions kept at the
@@ -593,3 +588,7 @@ def random_states(model, n, rng=None, spread=1.0):
     q[:, free] += rng.uniform(-spread, spread, (n, int(free.sum())))
     return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
 
+
+if __name__ == "__main__":
+    for d in sys.argv[1:] or [DATA_DIR]:
+        write_shipped(d)

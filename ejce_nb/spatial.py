@@ -191,17 +191,6 @@ def mmT(A, B):
 
 
 @jit
-def mTm(A, B):
-    """A^T B."""
-    return (A[0] * B[0] + A[3] * B[3] + A[6] * B[6], A[0] * B[1] + A[3] * B[4] + A[6] * B[7],
-            A[0] * B[2] + A[3] * B[5] + A[6] * B[8],
-            A[1] * B[0] + A[4] * B[3] + A[7] * B[6], A[1] * B[1] + A[4] * B[4] + A[7] * B[7],
-            A[1] * B[2] + A[4] * B[5] + A[7] * B[8],
-            A[2] * B[0] + A[5] * B[3] + A[8] * B[6], A[2] * B[1] + A[5] * B[4] + A[8] * B[7],
-            A[2] * B[2] + A[5] * B[5] + A[8] * B[8])
-
-
-@jit
 def rot_axis(a, s, c):
     """Rotation about the unit axis a by the angle of sine s and cosine c:
     R = c 1 + s a^ + (1 - c) a a^T."""

@@ -817,6 +817,18 @@ def test_summary_histogram_and_workspace_agree_with_numpy(zoo_model, zoo_sweep):
     assert len(some) <= 100 and np.array_equal(some, pts[::-(-len(pts) // 100)])
 
 
+def test_report_names_entries_and_colours_with_a_bar(arm, tmp_path):
+    import matplotlib
+    res = ej.sweep(arm, 300, ["rnea", "mass_matrix", "forward_kinematics:link8"], tmp_path / "s", progress=False)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        svg = Path(res.plot(tmp_path / "r.svg")).read_text()
+    for name in arm.velocity_names:          # the rnea panel's legend names the joints
+        assert f">{name}<" in svg, name
+    assert "z of the point (m)" in svg and "mass_matrix (all 49 entries together)" in svg
+    # histograms and the workspace row fill the grid: two histograms, 3 cloud panels, 1 colour bar
+    assert svg.count('<g id="axes_') == 6
+
+
 def test_cli_sweep_and_report(tmp_path, capsys):
     out = str(tmp_path / "arm")
     argv = ["sweep", "arm7", "--n", "2e3", "--quantities", "rnea,aba,forward_kinematics:link8", "--out", out,
