@@ -474,8 +474,8 @@ def _get_state(q, v, Q, V, b):
 
 
 @jit
-def _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
-                   F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                   COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` fixed steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
     nv = CV.shape[1]
@@ -609,8 +609,8 @@ def _dense(m, q, v, h, theta, P, KQ, KV, dq, qo, vo):
 
 
 @jit
-def _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
-                   F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                   COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
     nv = CV.shape[1]
@@ -734,8 +734,8 @@ def _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, l
 
 
 @jit
-def run_chunk(mb, R, S, mbc, SC, cpl, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ, F,
-           CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def run_chunk(mb, R, S, mbc, SC, cpl, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, LIM, DOFQ,
+              DOFJ, COORDJ, F, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Advance the unfinished trajectories of chunk c of nchunk by up to ``budget`` steps
     (dopri5: tries) each, one after the other, on the chunk's record R and scratch S.  Chunks
     run in parallel on Python threads (the kernel releases the GIL): a parallel-loop kernel of
@@ -756,11 +756,11 @@ def run_chunk(mb, R, S, mbc, SC, cpl, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP,
         prow = LP[b] if LP.shape[0] > 1 else LP[0]
         fb = b if F.shape[0] > 1 else 0
         if method == M_DOPRI:
-            _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
-                           DOFJ, COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget)
+            _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM,
+                           DOFQ, DOFJ, COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget)
         else:
-            _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
-                           DOFJ, COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget)
+            _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM,
+                           DOFQ, DOFJ, COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget)
 
 
 
