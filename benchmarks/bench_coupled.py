@@ -45,7 +45,7 @@ def main():
     knee = ej.load_opensim(os.path.join(HERE, "..", "data", "knee_patella.osim"))
     r, tr = rate(knee, knee.neutral(), np.zeros(knee.nv), a.t)
     print(f"knee_patella.osim (nq {knee.nq}, full {knee.expanded().nq}), rk4 dt 1e-3, {a.t:g} s: "
-          f"{r:,.0f} steps/s, energy drift {tr.energy_drift():.1e}")
+          f"{r:,.0f} steps/s")
     mm = mimic_pendulum()
     r, tr = rate(mm, np.array([0.8]), np.zeros(1), a.t)
     print(f"mimic double pendulum (nq 1, full 2), rk4 dt 1e-3, {a.t:g} s: {r:,.0f} steps/s, "
