@@ -178,6 +178,19 @@ def test_simulate_a_coupler_before_a_quaternion_joint():
     assert np.abs(np.linalg.norm(traj.q[:, 1:], axis=1) - 1.0).max() < 1e-12
 
 
+def test_simulate_stops_at_a_singular_mass_matrix():
+    """A body and its mimic turning against it about an axis without inertia: M = 0, the run stops
+    with SINGULAR_MASS_MATRIX naming the joint, keeping its initial state."""
+    b = ej.ModelBuilder()
+    I = np.diag([0.1, 0.0, 0.1])
+    b.add_body("a", joint=J.Revolute((0, 1, 0)), mass=1.0, inertia=I)
+    b.add_body("b", parent="a", joint=J.Revolute((0, 1, 0)), mass=1.0, inertia=I, mimic=("a_joint", -1.0, 0.0))
+    m = b.build()
+    traj, st = ej.simulate(m, [0.1], [0.0], 0.01, 1e-3, errors="flag", progress=False)
+    assert st == ej.SimulationStatus.SINGULAR_MASS_MATRIX and "'a_joint'" in traj.message
+    assert traj.q[0, 0] == 0.1 and np.all(np.isnan(traj.q[1:]))
+
+
 def test_json_round_trip(model):
     back = ej.Model.from_json(model.to_json())
     assert back.couplers == model.couplers
