@@ -75,6 +75,24 @@ def crba_state(m, r, s, q, t, generic, M):
         M[k, k] += m.dof_armature[k]
 
 
+@jit
+def crba_checked(m, r, s, q, t, generic, M):
+    """``crba_state``, then the rank of every joint's Jacobian: returns (SINGULAR_JOINT, joint)
+    where one lost rank, (NEAR_SINGULAR, joint) near that, else (0, -1)."""
+    crba_state(m, r, s, q, t, generic, M)
+    st = 0
+    j = -1
+    for i in range(1, m.body_parent.shape[0]):
+        if m.jnt_nv[i] > 0:
+            resid = inputs.subspace_residual(r.S, m.jnt_dofadr[i], m.jnt_nv[i], s.W)
+            if resid < inputs.SINGULAR_RANK:
+                return inputs.SINGULAR_JOINT, i
+            if resid < inputs.NEAR_RANK and st == 0:
+                st = inputs.NEAR_SINGULAR
+                j = i
+    return st, j
+
+
 @entry
 def crba_one(mb, w, q, t, M):
     m, r, s = views(mb, w)
@@ -98,17 +116,10 @@ def crba_samples(mb, R, S, per_state, Q, T, generic, rank, M, status, c, nchunk)
         r = record_view(mb, R[b] if per_state else R[c], 0)
         st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
         if st == 0:
-            crba_state(m, r, s, Q[b], T[b], generic, M[b])
-            for i in range(1, m.body_parent.shape[0]):
-                if rank and m.jnt_nv[i] > 0:
-                    resid = inputs.subspace_residual(r.S, m.jnt_dofadr[i], m.jnt_nv[i], s.W)
-                    if resid < inputs.SINGULAR_RANK:
-                        st = inputs.SINGULAR_JOINT
-                        j = i
-                        break
-                    if resid < inputs.NEAR_RANK and st == 0:
-                        st = inputs.NEAR_SINGULAR
-                        j = i
+            if rank:
+                st, j = crba_checked(m, r, s, Q[b], T[b], generic, M[b])
+            else:
+                crba_state(m, r, s, Q[b], T[b], generic, M[b])
         status[b, 0] = st
         status[b, 1] = j
 

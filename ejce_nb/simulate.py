@@ -45,15 +45,20 @@ import os
 import time
 
 import numpy as np
-from . import engine, inputs
+from numba import types
+from numba.extending import overload
+
+from . import engine, inputs, layout
 from ._jit import jit
 from .aba import aba_state
 from .control import ControlLaw, call_law
+from .couplers import MAX_IND, expand_state
+from .crba import _chol_solve, crba_checked
 from .ejce import retract, tangent_rates
 from .energy import energy_state
 from .errors import SingularJointError
-from .layout import model_view, record_view, scratch_view
-from .rnea import _NO_FORCE
+from .layout import model_view, record_view, rows, scratch_view, vec
+from .rnea import _NO_FORCE, rnea_state
 
 METHODS = ("euler", "rk2", "rk4", "symplectic", "dopri5")
 
@@ -63,7 +68,7 @@ class SimulationStatus(enum.IntEnum):
     OK = 0
     SINGULAR_JOINT = 3                  # a joint's Jacobian lost rank (gimbal lock)
     SINGULAR_ARTICULATED_INERTIA = 4    # no inertia along a joint's motion (massless subtree)
-    SINGULAR_MASS_MATRIX = 5            # (models with mimic joints) the mass matrix is singular
+    SINGULAR_MASS_MATRIX = 5            # (models with couplers) the mass matrix is singular
     NONFINITE_STATE = 10                # q or qd became NaN or inf: the integration diverged
     NONFINITE_TORQUE = 11               # the control law returned NaN or inf
     ENERGY_BLOWUP = 12                  # |T + V| exceeded max_energy at a recorded state
@@ -151,12 +156,12 @@ _EPS = 2.220446049250313e-16
 
 # ---------------------------------------------------------------------------- compiled
 @jit
-def _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ):
-    """s.tq = joint forces of a stage: the law's (at t, q, v), the input row and the passive
+def _forces(sc, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ):
+    """sc.tq = joint forces of a stage: the law's (at t, q, v), the input row and the passive
     ones (damping, springs, joint limits); returns the first velocity variable whose law output
     is not finite, or -1."""
     nv = v.shape[0]
-    tq = s.tq
+    tq = sc.tq
     if law != 0:
         for k in range(nv):
             tq[k] = 0.0
@@ -195,15 +200,156 @@ def _limit_force(x, u, LIM, k):
     return 0.0
 
 
+# ---------------------------------------------------------------------------- the dynamics of a stage
+# A model with couplers integrates its own coordinates q (nq, nv) while the kernels run on its
+# expansion (``Model.expanded()``): q_full = phi(q), v_full = G v, and
+#     G^T M_full G qdd = tau - G^T rnea_full(q_full, v_full, Gdot v)
+# (``couplers``), solved by Cholesky.  ``cp`` is None for a model without couplers, else the
+# coupler tables and the chunk's workspace (``_coupling_views``): the two kinds of model compile
+# separate versions of the loop, and a model without couplers compiles none of this.
+def _dynamics(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    """qdd of one state into qdd; returns (status, joint)."""
+    raise NotImplementedError("compiled code only")
+
+
+def _energy(cp, m, r, s, q, v, t):
+    """(T, V of gravity) of one state into s.e5[0:2]."""
+    raise NotImplementedError("compiled code only")
+
+
+def _coupling_views(cpl, c):
+    """None, or chunk c's coupler tables and workspace: (own_q, own_v, cq, cv, cnind, cind_q,
+    cind_v, cfadr, cscale, params, qf, vf, af, G, qi, vi, Mf, T, Mr, hf, rhs, za)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_dynamics)
+def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    if isinstance(cp, types.NoneType):
+        def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+            # flags and levels as run-time values: a literal argument would compile another
+            # version of aba_state and of the whole forward sweep under it
+            return aba_state(m, r, s, q, v, tau, t, F, fb, s.flags[0] != 0.0, qdd)
+        return plain
+
+    def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+        return _coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd)
+    return coupled
+
+
+@overload(_energy)
+def _energy_impl(cp, m, r, s, q, v, t):
+    if isinstance(cp, types.NoneType):
+        def plain(cp, m, r, s, q, v, t):
+            energy_state(m, r, s, q, v, t, _level1(m), s.flags[0] != 0.0, s.e5)
+        return plain
+
+    def coupled(cp, m, r, s, q, v, t):
+        own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, qf, vf, af, G, qi, vi = cp[:16]
+        one = _level1(m)
+        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, q, v, cp[21], one,
+                     qi, vi, qf, vf, af, G)
+        energy_state(m, r, s, qf, vf, t, one, s.flags[0] != 0.0, s.e5)
+    return coupled
+
+
+@overload(_coupling_views)
+def _coupling_views_impl(cpl, c):
+    if isinstance(cpl, types.NoneType):
+        return lambda cpl, c: None
+
+    def views(cpl, c):
+        own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, CWF = cpl
+        w = CWF[c]
+        nv = own_v.shape[0]
+        nqf = own_q.shape[0] + cq.shape[0]
+        nvf = nv + cv.shape[0]
+        o = 0
+        qf = vec(w, o, nqf)
+        o += nqf
+        vf = vec(w, o, nvf)
+        o += nvf
+        af = vec(w, o, nvf)
+        o += nvf
+        G = rows(w, o, nvf, nv)
+        o += nvf * nv
+        qi = vec(w, o, MAX_IND)
+        o += MAX_IND
+        vi = vec(w, o, MAX_IND)
+        o += MAX_IND
+        Mf = rows(w, o, nvf, nvf)
+        o += nvf * nvf
+        T = rows(w, o, nvf, nv)
+        o += nvf * nv
+        Mr = rows(w, o, nv, nv)
+        o += nv * nv
+        hf = vec(w, o, nvf)
+        o += nvf
+        rhs = vec(w, o, nv)
+        o += nv
+        za = vec(w, o, nv)
+        return (own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, qf, vf, af, G, qi, vi, Mf, T,
+                Mr, hf, rhs, za)
+    return views
+
+
+def _coupling_size(nqf, nvf, nv):
+    """Entries of one chunk's coupled workspace (``_coupling_views``)."""
+    return nqf + 3 * nvf + 2 * nvf * nv + 2 * MAX_IND + nvf * nvf + nv * nv + 2 * nv
+
+
 @jit
-def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb, qdd):
+def _coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
+    h = G^T rnea_full(q_full, v_full, Gdot v), M qdd = tau - h by Cholesky (``_chol_solve``);
+    the statuses of ``forward_dynamics_crba``."""
+    own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, qf, vf, af, G, qi, vi, Mf, T, Mr, hf, rhs, za \
+        = cp
+    generic = s.flags[0] != 0.0
+    two = _level1(m) + 1
+    # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
+    expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, q, v, za, two, qi, vi, qf, vf, af,
+                 G)
+    rnea_state(m, r, s, qf, vf, af, t, F, fb, generic, hf)
+    code, joint = crba_checked(m, r, s, qf, t, generic, Mf)
+    if code != 0 and code != inputs.NEAR_SINGULAR:
+        return code, joint
+    nvf = G.shape[0]
+    nv = G.shape[1]
+    # T = M_full G, M = G^T T, rhs = tau - G^T h_full; G is mostly zeros (rows of the identity)
+    for x in range(nvf):
+        for b in range(nv):
+            T[x, b] = 0.0
+    for k in range(nvf):
+        for b in range(nv):
+            g = G[k, b]
+            if g != 0.0:
+                for x in range(nvf):
+                    T[x, b] += Mf[x, k] * g
+    for a in range(nv):
+        rhs[a] = tau[a]
+        for b in range(nv):
+            Mr[a, b] = 0.0
+    for k in range(nvf):
+        for a in range(nv):
+            g = G[k, a]
+            if g != 0.0:
+                rhs[a] -= g * hf[k]
+                for b in range(nv):
+                    Mr[a, b] += g * T[k, b]
+    col = _chol_solve(Mr, rhs, qdd, 1e-13)
+    if col >= 0:
+        return inputs.SINGULAR_MASS, DOFJ[col]
+    return code, joint
+
+
+@jit
+def _accel(m, r, s, sc, cp, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb, qdd):
     """qdd at a stage; returns (status, joint)."""
-    bad = _forces(s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ)
+    bad = _forces(sc, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ)
     if bad >= 0:
         return _ST_TORQUE, DOFJ[bad]
-    # flags and levels as run-time values: a literal argument would compile another version of
-    # aba_state and of the whole forward sweep under it
-    code, joint = aba_state(m, r, s, q, v, s.tq, t, F, fb, s.flags[0] != 0.0, qdd)
+    code, joint = _dynamics(cp, m, r, s, q, v, sc.tq, t, F, fb, DOFJ, qdd)
     if code == inputs.NEAR_SINGULAR:
         # near a lock the accelerations are computed (large, as the dynamics are there): go on;
         # at the lock itself the run stops
@@ -212,16 +358,17 @@ def _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ,
 
 
 @jit
-def _stages(m, r, s, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb):
-    """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates s.KQ[j],
-    accelerations s.KV[j]; the last stage's state stays in s.qx, s.vx.  Returns (status, joint,
+def _stages(m, mc, r, s, sc, cp, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ,
+            DOFJ, F, fb):
+    """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates sc.KQ[j],
+    accelerations sc.KV[j]; the last stage's state stays in sc.qx, sc.vx.  Returns (status, joint,
     the time of the stage that failed)."""
     nv = v.shape[0]
-    KQ = s.KQ
-    KV = s.KV
-    qs = s.qx
-    vs = s.vx
-    dq = s.dq
+    KQ = sc.KQ
+    KV = sc.KV
+    qs = sc.qx
+    vs = sc.vx
+    dq = sc.dq
     for st in range(first, ns):
         for k in range(nv):
             d = 0.0
@@ -233,12 +380,13 @@ def _stages(m, r, s, q, v, t, h, A, cw, first, ns, row, law, prow, passive, DMP,
                     x += h * a * KV[j, k]
             dq[k] = h * d
             vs[k] = x
-        retract(m, q, dq, qs)
+        retract(mc, q, dq, qs)
         ts = t + cw[st] * h
-        code, joint = _accel(m, r, s, qs, vs, ts, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb, KV[st])
+        code, joint = _accel(m, r, s, sc, cp, qs, vs, ts, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F,
+                             fb, KV[st])
         if code != 0:
             return code, joint, ts
-        tangent_rates(m, dq, vs, KQ[st])
+        tangent_rates(mc, dq, vs, KQ[st])
     return 0, -1, t
 
 
@@ -262,9 +410,9 @@ def _level1(m):
 
 
 @jit
-def _energies(m, r, s, q, v, t, STF, SREF, DOFQ):
+def _energies(m, r, s, cp, q, v, t, STF, SREF, DOFQ):
     """(T, V) of a state, V with the joint springs' 1/2 k (q - q_ref)^2."""
-    energy_state(m, r, s, q, v, t, _level1(m), s.flags[0] != 0.0, s.e5)
+    _energy(cp, m, r, s, q, v, t)
     pot = s.e5[1]
     for k in range(STF.shape[0]):
         c = DOFQ[k]
@@ -275,25 +423,25 @@ def _energies(m, r, s, q, v, t, STF, SREF, DOFQ):
 
 
 @jit
-def _record(m, r, s, b, k, q, v, t, STF, SREF, DOFQ, Q, V, EK, EP):
+def _record(m, r, s, cp, b, k, q, v, t, STF, SREF, DOFQ, Q, V, EK, EP):
     """Record state k of trajectory b; returns its total energy."""
     for x in range(q.shape[0]):
         Q[k, b, x] = q[x]
     for x in range(v.shape[0]):
         V[k, b, x] = v[x]
-    kin, pot = _energies(m, r, s, q, v, t, STF, SREF, DOFQ)
+    kin, pot = _energies(m, r, s, cp, q, v, t, STF, SREF, DOFQ)
     EK[k, b] = kin
     EP[k, b] = pot
     return kin + pot
 
 
 @jit
-def _start(m, r, s, b, q, v, t, fp, STF, SREF, DOFQ, CF):
+def _start(m, r, s, cp, b, q, v, t, fp, STF, SREF, DOFQ, CF):
     """The energy threshold of trajectory b from its initial state (unless one was given)."""
     if fp[FP_EMAX] > 0.0:
         CF[b, F_EMAX] = fp[FP_EMAX]
     else:
-        kin, pot = _energies(m, r, s, q, v, t, STF, SREF, DOFQ)
+        kin, pot = _energies(m, r, s, cp, q, v, t, STF, SREF, DOFQ)
         CF[b, F_EMAX] = ENERGY_FACTOR * max(abs(kin), abs(pot), 1.0)
 
 
@@ -326,13 +474,13 @@ def _get_state(q, v, Q, V, b):
 
 
 @jit
-def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
-                   F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                   COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` fixed steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
     nv = CV.shape[1]
-    q = s.qt
-    v = s.vt
+    q = sc.qt
+    v = sc.vt
     _get_state(q, v, CQ, CV, b)
     dt = fp[FP_DT]
     nsteps = ip[IP_NSTEPS]
@@ -344,19 +492,19 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
     n = CI[b, C_STEP]
     nxt = CI[b, C_NEXT]
     if CI[b, C_FLAGS] & F_INIT == 0:
-        _start(m, r, s, b, q, v, 0.0, fp, STF, SREF, DOFQ, CF)
+        _start(m, r, s, cp, b, q, v, 0.0, fp, STF, SREF, DOFQ, CF)
         CI[b, C_FLAGS] |= F_INIT
         if nxt < nrec and RSTEP[nxt] == n:
-            E = _record(m, r, s, b, nxt, q, v, n * dt, STF, SREF, DOFQ, Q, V, EK, EP)
+            E = _record(m, r, s, cp, b, nxt, q, v, n * dt, STF, SREF, DOFQ, Q, V, EK, EP)
             nxt += 1
             if not abs(E) <= CF[b, F_EMAX]:
                 _fail(CI, CF, b, _ST_ENERGY, -1, n, n * dt, dt, E)
     end = min(nsteps, n + budget)
-    KQ = s.KQ
-    KV = s.KV
-    qn = s.qx
-    vn = s.vx
-    dq = s.dq
+    KQ = sc.KQ
+    KV = sc.KV
+    qn = sc.qx
+    vn = sc.vx
+    dq = sc.dq
     while n < end and CI[b, C_STATUS] == 0:
         t = n * dt
         if mode == TAU_STEP:
@@ -366,8 +514,8 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
         else:
             row = TAU[0, tb]
         if method == M_SYMPLECTIC:
-            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb,
-                                 KV[0])
+            code, joint = _accel(m, r, s, sc, cp, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                                 F, fb, KV[0])
             if code != 0:
                 _put_state(FQ, FV, b, q, v)
                 _fail(CI, CF, b, code, joint, n, t, dt, 0.0)
@@ -376,12 +524,12 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
                 x = v[k] + dt * KV[0, k]
                 vn[k] = x
                 dq[k] = dt * x
-            retract(m, q, dq, qn)
+            retract(mc, q, dq, qn)
         else:
-            code, joint, ts = _stages(m, r, s, q, v, t, dt, A, CW, ns - ns, ns, row, law, prow, passive, DMP, STF,
-                                      SREF, LIM, DOFQ, DOFJ, F, fb)
+            code, joint, ts = _stages(m, mc, r, s, sc, cp, q, v, t, dt, A, CW, ns - ns, ns, row, law, prow, passive,
+                                      DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb)
             if code != 0:
-                _put_state(FQ, FV, b, s.qx, s.vx)
+                _put_state(FQ, FV, b, sc.qx, sc.vx)
                 _fail(CI, CF, b, code, joint, n, ts, dt, 0.0)
                 break
             for k in range(nv):
@@ -394,7 +542,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
                         x += w * KV[j, k]
                 dq[k] = dt * d
                 vn[k] = v[k] + dt * x
-            retract(m, q, dq, qn)
+            retract(mc, q, dq, qn)
         joint = _nonfinite_joint(qn, vn, COORDJ, DOFJ)
         if joint != -2:
             _put_state(FQ, FV, b, qn, vn)
@@ -406,7 +554,7 @@ def _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP
             v[k] = vn[k]
         n += 1
         if nxt < nrec and RSTEP[nxt] == n:
-            E = _record(m, r, s, b, nxt, q, v, n * dt, STF, SREF, DOFQ, Q, V, EK, EP)
+            E = _record(m, r, s, cp, b, nxt, q, v, n * dt, STF, SREF, DOFQ, Q, V, EK, EP)
             nxt += 1
             if not abs(E) <= CF[b, F_EMAX]:
                 _fail(CI, CF, b, _ST_ENERGY, -1, n, n * dt, dt, E)
@@ -461,18 +609,18 @@ def _dense(m, q, v, h, theta, P, KQ, KV, dq, qo, vo):
 
 
 @jit
-def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ,
-                   F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                   COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
     nq = CQ.shape[1]
     nv = CV.shape[1]
-    q = s.qt
-    v = s.vt
+    q = sc.qt
+    v = sc.vt
     _get_state(q, v, CQ, CV, b)
-    KQ = s.KQ
-    KV = s.KV
-    qn = s.qx
-    vn = s.vx
+    KQ = sc.KQ
+    KV = sc.KV
+    qn = sc.qx
+    vn = sc.vx
     tend = fp[FP_TEND]
     rtol = fp[FP_RTOL]
     atol = fp[FP_ATOL]
@@ -487,10 +635,10 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
     nxt = CI[b, C_NEXT]
     n = CI[b, C_STEP]
     if CI[b, C_FLAGS] & F_INIT == 0:
-        _start(m, r, s, b, q, v, t, fp, STF, SREF, DOFQ, CF)
+        _start(m, r, s, cp, b, q, v, t, fp, STF, SREF, DOFQ, CF)
         CI[b, C_FLAGS] |= F_INIT
         while nxt < nrec and TREC[nxt] == t:
-            e0 = _record(m, r, s, b, nxt, q, v, t, STF, SREF, DOFQ, Q, V, EK, EP)
+            e0 = _record(m, r, s, cp, b, nxt, q, v, t, STF, SREF, DOFQ, Q, V, EK, EP)
             nxt += 1
             if not abs(e0) <= CF[b, F_EMAX]:
                 _fail(CI, CF, b, _ST_ENERGY, -1, n, t, h, e0)
@@ -502,8 +650,8 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
         tries += 1
         row = TAU[max(nxt - 1, 0), tb] if mode == TAU_INTERVAL else TAU[0, tb]
         if CI[b, C_FLAGS] & F_K1 == 0:
-            code, joint = _accel(m, r, s, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ, F, fb,
-                                 KV[0])
+            code, joint = _accel(m, r, s, sc, cp, q, v, t, row, law, prow, passive, DMP, STF, SREF, LIM, DOFQ, DOFJ,
+                                 F, fb, KV[0])
             CI[b, C_NFEV] += 1
             if code != 0:
                 _put_state(FQ, FV, b, q, v)
@@ -523,11 +671,11 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
         if not hh > 16.0 * _EPS * max(abs(t), tend):
             _fail(CI, CF, b, _ST_UNDERFLOW, -1, n, t, hh, 0.0)
             break
-        code, joint, ts = _stages(m, r, s, q, v, t, hh, A, CW, ns - 6, ns, row, law, prow, passive, DMP, STF, SREF, LIM,
-                                  DOFQ, DOFJ, F, fb)
+        code, joint, ts = _stages(m, mc, r, s, sc, cp, q, v, t, hh, A, CW, ns - 6, ns, row, law, prow, passive, DMP,
+                                  STF, SREF, LIM, DOFQ, DOFJ, F, fb)
         CI[b, C_NFEV] += 6
         if code != 0:
-            _put_state(FQ, FV, b, s.qx, s.vx)
+            _put_state(FQ, FV, b, sc.qx, sc.vx)
             _fail(CI, CF, b, code, joint, n, ts, hh, 0.0)
             break
         err = _error_norm(q, v, qn, vn, hh, E, KQ, KV, DOFQ, rtol, atol)
@@ -541,10 +689,10 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
             while nxt < nrec and TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
                 tr = TREC[nxt]
                 if tr == tn:
-                    e1 = _record(m, r, s, b, nxt, qn, vn, tr, STF, SREF, DOFQ, Q, V, EK, EP)
+                    e1 = _record(m, r, s, cp, b, nxt, qn, vn, tr, STF, SREF, DOFQ, Q, V, EK, EP)
                 else:
-                    _dense(m, q, v, hh, (tr - t) / hh, P, KQ, KV, s.dq, FQ[b], FV[b])
-                    e1 = _record(m, r, s, b, nxt, FQ[b], FV[b], tr, STF, SREF, DOFQ, Q, V, EK, EP)
+                    _dense(mc, q, v, hh, (tr - t) / hh, P, KQ, KV, sc.dq, FQ[b], FV[b])
+                    e1 = _record(m, r, s, cp, b, nxt, FQ[b], FV[b], tr, STF, SREF, DOFQ, Q, V, EK, EP)
                 nxt += 1
                 if not abs(e1) <= CF[b, F_EMAX]:
                     _fail(CI, CF, b, _ST_ENERGY, -1, n + 1, tr, hh, e1)
@@ -586,8 +734,8 @@ def _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DM
 
 
 @jit
-def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, LIM, DOFQ, DOFJ, COORDJ, F,
-           CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
+def run_chunk(mb, R, S, mbc, SC, cpl, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP, DMP, STF, SREF, LIM, DOFQ,
+              DOFJ, COORDJ, F, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget):
     """Advance the unfinished trajectories of chunk c of nchunk by up to ``budget`` steps
     (dopri5: tries) each, one after the other, on the chunk's record R and scratch S.  Chunks
     run in parallel on Python threads (the kernel releases the GIL): a parallel-loop kernel of
@@ -598,6 +746,9 @@ def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP
     m = model_view(mb)
     r = record_view(mb, R, 0)
     s = scratch_view(mb, S, 0)
+    mc = model_view(mbc)
+    sc = scratch_view(mbc, SC, 0)
+    cp = _coupling_views(cpl, c)
     for b in range(c * B // nchunk, (c + 1) * B // nchunk):
         if CI[b, C_STATUS] != 0 or CI[b, C_FLAGS] & F_DONE != 0:
             continue
@@ -605,11 +756,11 @@ def run_chunk(mb, R, S, c, nchunk, ip, fp, A, BW, CW, E, P, RSTEP, TREC, TAU, LP
         prow = LP[b] if LP.shape[0] > 1 else LP[0]
         fb = b if F.shape[0] > 1 else 0
         if method == M_DOPRI:
-            _advance_dopri(m, r, s, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
-                           DOFJ, COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget)
+            _advance_dopri(m, mc, r, s, sc, cp, b, ip, fp, A, CW, E, P, TREC, TAU, tb, law, prow, DMP, STF, SREF, LIM,
+                           DOFQ, DOFJ, COORDJ, F, fb, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP, budget)
         else:
-            _advance_fixed(m, r, s, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM, DOFQ,
-                           DOFJ, COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget)
+            _advance_fixed(m, mc, r, s, sc, cp, b, ip, fp, A, BW, CW, RSTEP, TAU, tb, law, prow, DMP, STF, SREF, LIM,
+                           DOFQ, DOFJ, COORDJ, F, fb, CQ, CV, CI, CF, FQ, FV, Q, V, EK, EP, budget)
 
 
 
@@ -1172,8 +1323,17 @@ def _run_compiled(run, progress, segment_steps):
     EK = np.full((run.nrec, n), np.nan)
     EP = np.full((run.nrec, n), np.nan)
     nchunk = engine.n_chunks(n)
+    km = model.kernel_model()
     R = np.zeros((nchunk, model.record_size))
     S = np.zeros((nchunk, model.scratch_size))
+    if model.has_couplers:
+        # the integrators' chart and scratch in the model's own coordinates, the dynamics on its
+        # expansion (``_coupled_accel``)
+        mbc = _chart(model)
+        SC = np.zeros((nchunk, int(mbc[layout.H_SCR])))
+        cpl = model._coupler_tables() + (np.zeros((nchunk, _coupling_size(km.nq, km.nv, nv))),)
+    else:
+        mbc, SC, cpl = km._mb, S, None
     rest = (ip, fp, A, BW, CW, _DP_E, _DP_P, run.RSTEP, run.TREC, run.TAU, run.LP, run.DMP, run.STF, run.SREF,
             run.LIM, run.DOFQ, run.DOFJ, run.COORDJ, run.F, CQ, CV, CA, CI, CF, FQ, FV, Q, V, EK, EP)
     pool = None
@@ -1185,9 +1345,10 @@ def _run_compiled(run, progress, segment_steps):
     def segment(budget):
         b = np.int64(budget)
         if pool is None:
-            run_chunk(model._mb, R[0], S[0], 0, 1, *rest, b)
+            run_chunk(km._mb, R[0], S[0], mbc, SC[0], cpl, 0, 1, *rest, b)
         else:
-            for f in [pool.submit(run_chunk, model._mb, R[c], S[c], c, nchunk, *rest, b) for c in range(nchunk)]:
+            for f in [pool.submit(run_chunk, km._mb, R[c], S[c], mbc, SC[c], cpl, c, nchunk, *rest, b)
+                      for c in range(nchunk)]:
                 f.result()
 
     def done_units():
@@ -1239,6 +1400,22 @@ def _run_compiled(run, progress, segment_steps):
     if pool is not None:
         pool.shutdown()
     return _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)
+
+
+def _chart(model):
+    """A model buffer of a model with couplers whose joint tables address its own coordinates
+    (q, v without the dependent ones), the rest its expansion's: what ``retract``,
+    ``tangent_rates`` and ``scratch_view`` read of the integrators' state (never dynamics)."""
+    cached = model.__dict__.get("_chart_mb")
+    if cached is not None:
+        return cached
+    full = model.expanded()
+    ints = {name: getattr(model, name) for name, _ in layout.INT_TABLES}
+    floats = {name: getattr(model, name) for name, *_ in layout.FLOAT_TABLES}
+    mb, _ = layout.pack_model(model.nbodies + 1, model.nq, model.nv, int(full._mb[layout.H_NMOT]), ints, floats)
+    mb.flags.writeable = False
+    object.__setattr__(model, "_chart_mb", mb)
+    return mb
 
 
 def _mark_interrupted(run, CI, CF, dopri):
@@ -1456,283 +1633,13 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     (dopri5: step attempts; default: about every quarter second); no result depends on it.
     Ctrl-C (SIGINT) stops the run between segments; the KeyboardInterrupt carries the trajectory
     so far as ``.partial``: status ``SimulationStatus.INTERRUPTED``, ``stop_time`` its last
-    computed time, a message saying so, and only the rows it computed.  Models with mimic joints run a Python
-    loop (slow)."""
+    computed time, a message saying so, and only the rows it computed.  A model with couplers
+    (mimic joints among them) integrates its own coordinates, its dynamics those of
+    ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``)."""
     inputs.check_errors_arg(errors)
     run = _prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
                    stiffness, spring_ref, f_ext, max_energy, limits)
     if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):
         raise ValueError(f"segment_steps must be a positive integer, got {segment_steps!r}")
-    if model.has_mimic:
-        traj = _run_python(run, progress)
-    else:
-        traj = _run_compiled(run, progress, segment_steps)
+    traj = _run_compiled(run, progress, segment_steps)
     return _raise_or_flag(traj, run, errors)
-
-
-# ---------------------------------------------------------------------------- models with mimic joints
-def _np_quat_mul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-class _PythonLoop:
-    """The compiled loop's integrators in Python, on the public dynamics functions: for models
-    with mimic joints, whose forward dynamics go through the projected mass matrix.  Same methods,
-    inputs, recording and stops as the compiled loop (and the same Exp / dexpinv); slow."""
-
-    def __init__(self, run):
-        from .ejce import quat_dexpinv, quat_exp
-        self.run = run
-        self.exp, self.dexpinv = quat_exp, quat_dexpinv
-        m = run.model
-        self.plain = run.DOFQ >= 0
-        self.cq = run.DOFQ[self.plain]
-        self.blocks = [(sl.start, int(m.v_start[j] + m.nv_joint[j]) - 3) for j, sl in m.quaternion_blocks()]
-        self.spring = self.plain & (run.STF != 0.0)
-
-    def retract(self, q, dq):
-        out = q.copy()
-        out[self.cq] = q[self.cq] + dq[self.plain]
-        for a, b in self.blocks:
-            x = _np_quat_mul(q[a:a + 4], self.exp(dq[b], dq[b + 1], dq[b + 2]))
-            out[a:a + 4] = x / np.sqrt(x @ x)
-        return out
-
-    def rates(self, dq, v):
-        out = v.copy()
-        for _, b in self.blocks:
-            out[b:b + 3] = self.dexpinv(dq[b], dq[b + 1], dq[b + 2], v[b], v[b + 1], v[b + 2])
-        return out
-
-    def accel(self, b, q, v, t, row):
-        """(status, joint, qdd) at a stage."""
-        # the input layer's entry: it honours errors="flag" for one state as well
-        from .aba import forward_dynamics
-        run = self.run
-        tau = row.copy()
-        if run.law is not None:
-            u = run.law(t, q, v, row=b if run.LP.shape[0] > 1 else 0)
-            if not np.all(np.isfinite(u)):
-                return _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(u))[0][0])]), None
-            tau = u + row
-        if run.passive:
-            tau = tau - run.DMP * v
-            tau[self.spring] -= run.STF[self.spring] * (q[run.DOFQ[self.spring]] - run.SREF[self.spring])
-            if run.limits is not None:
-                tau = tau + limit_torques(run.LIM, run.DOFQ, q, v)
-        F = None if run.F.shape[0] == 0 else run.F[b if run.F.shape[0] > 1 else 0]
-        qdd, st = forward_dynamics(run.model, q, v, tau, t, F, errors="flag")
-        if st != 0:
-            try:
-                forward_dynamics(run.model, q, v, tau, t, F)
-            except SingularJointError as e:
-                return int(st), run.model.joint_index(e.joint), None
-            except ValueError:
-                return _ST_NONFINITE, -1, None
-        return 0, -1, qdd
-
-    def energy(self, q, v, t):
-        from .energy import kinetic_energy, potential_energy
-        run = self.run
-        return kinetic_energy(run.model, q, v, t), potential_energy(run.model, q, t) + _spring_energy(run, q)
-
-    def stages(self, b, q, v, t, h, A, cw, K, first, ns, row):
-        """Stages first..ns-1; K[j] = (tangent rate, acceleration); returns (status, joint, last state,
-        time of the stage that failed)."""
-        qs, vs = q, v
-        for st in range(first, ns):
-            d = np.zeros_like(v)
-            x = v.copy()
-            for j in range(st):
-                if A[st, j] != 0.0:
-                    d = d + A[st, j] * K[j][0]
-                    x = x + h * A[st, j] * K[j][1]
-            dq = h * d
-            qs, vs = self.retract(q, dq), x
-            code, joint, a = self.accel(b, qs, vs, t + cw[st] * h, row)
-            if code:
-                return code, joint, (qs, vs), t + cw[st] * h
-            K[st] = (self.rates(dq, vs), a)
-        return 0, -1, (qs, vs), t
-
-
-def _run_python(run, progress):
-    loop = _PythonLoop(run)
-    model = run.model
-    n, nq, nv = run.n, model.nq, model.nv
-    A, BW, CW, ns = TABLEAUX[run.method]
-    dopri = run.method == "dopri5"
-    CQ, CV = run.q0.copy(), run.v0.copy()
-    CI = np.zeros((n, 8), dtype=np.int64)
-    CF = np.zeros((n, 7))
-    FQ = np.full((n, nq), np.nan)
-    FV = np.full((n, nv), np.nan)
-    Q = np.full((run.nrec, n, nq), np.nan)
-    V = np.full((run.nrec, n, nv), np.nan)
-    EK = np.full((run.nrec, n), np.nan)
-    EP = np.full((run.nrec, n), np.nan)
-    t_start = time.perf_counter()
-    bar = _Progress(progress, float(run.nsteps * n) if not dopri else run.tend * n, "s" if dopri else "step",
-                    f"simulate {run.method}")
-
-    def record(b, k, q, v, t):
-        Q[k, b], V[k, b] = q, v
-        EK[k, b], EP[k, b] = loop.energy(q, v, t)
-        return EK[k, b] + EP[k, b]
-
-    def fail(b, code, joint, step, t, h, e=0.0, state=None):
-        CI[b, C_STATUS], CI[b, C_JOINT], CI[b, C_FAILSTEP] = code, joint, step
-        CF[b, F_TFAIL], CF[b, F_HFAIL], CF[b, F_EFAIL] = t, h, e
-        if state is not None:
-            FQ[b], FV[b] = state
-
-    def torque_row(b, q, v, t, k):
-        if run.pylaw is not None:
-            x = np.asarray(run.pylaw(t, q.copy(), v.copy()), dtype=np.float64)
-            if x.shape != (nv,):
-                raise ValueError(f"tau: the torque function returned shape {x.shape}, expected ({nv},)")
-            return x
-        tb = b if run.TAU.shape[1] > 1 else 0
-        return run.TAU[k if run.taumode != TAU_CONST else 0, tb]
-
-    done_units = 0.0
-    b, q, v, nxt, step, t = 0, CQ[0].copy(), CV[0].copy(), 0, 0, 0.0
-    try:
-        for b in range(n):
-            q, v = CQ[b].copy(), CV[b].copy()
-            nxt, step, t = 0, 0, 0.0
-            T0, V0 = loop.energy(q, v, 0.0)
-            emax = run.emax if run.emax > 0 else ENERGY_FACTOR * max(abs(T0), abs(V0), 1.0)
-            CF[b, F_EMAX] = emax
-            while nxt < run.nrec and run.TREC[nxt] == 0.0:
-                e = record(b, nxt, q, v, 0.0)
-                nxt += 1
-                if not abs(e) <= emax:
-                    fail(b, _ST_ENERGY, -1, 0, 0.0, run.dt, e)
-            if not dopri:
-                while step < run.nsteps and CI[b, C_STATUS] == 0:
-                    t = step * run.dt
-                    k = step if run.taumode == TAU_STEP else max(nxt - 1, 0)
-                    row = torque_row(b, q, v, t, k)
-                    if not np.all(np.isfinite(row)):
-                        fail(b, _ST_TORQUE, int(run.DOFJ[int(np.nonzero(~np.isfinite(row))[0][0])]), step, t, run.dt)
-                        break
-                    if run.method == "symplectic":
-                        code, joint, a = loop.accel(b, q, v, t, row)
-                        if code:
-                            fail(b, code, joint, step, t, run.dt, state=(q, v))
-                            break
-                        vn = v + run.dt * a
-                        qn = loop.retract(q, run.dt * vn)
-                    else:
-                        K = [None] * ns
-                        code, joint, last, ts = loop.stages(b, q, v, t, run.dt, A, CW, K, 0, ns, row)
-                        if code:
-                            fail(b, code, joint, step, ts, run.dt, state=last)
-                            break
-                        d = sum(BW[j] * K[j][0] for j in range(ns) if BW[j] != 0.0)
-                        x = sum(BW[j] * K[j][1] for j in range(ns) if BW[j] != 0.0)
-                        qn, vn = loop.retract(q, run.dt * d), v + run.dt * x
-                    if not (np.all(np.isfinite(qn)) and np.all(np.isfinite(vn))):
-                        bad = np.nonzero(~np.isfinite(qn))[0]
-                        jt = int(run.COORDJ[bad[0]]) if len(bad) else int(run.DOFJ[np.nonzero(~np.isfinite(vn))[0][0]])
-                        fail(b, _ST_NONFINITE, jt, step, t, run.dt, state=(qn, vn))
-                        break
-                    q, v = qn, vn
-                    step += 1
-                    if nxt < run.nrec and run.RSTEP[nxt] == step:
-                        e = record(b, nxt, q, v, step * run.dt)
-                        nxt += 1
-                        if not abs(e) <= emax:
-                            fail(b, _ST_ENERGY, -1, step, step * run.dt, run.dt, e)
-                    if step % 200 == 0:
-                        bar.update(done_units + step, (done_units + step) / (time.perf_counter() - t_start))
-                done_units += run.nsteps
-            else:
-                h, errold, rejected = min(run.dt, run.hmax), 1e-4, False
-                K = [None] * 7
-                k1 = None
-                while t < run.tend and CI[b, C_STATUS] == 0:
-                    row = torque_row(b, q, v, t, max(nxt - 1, 0))
-                    if run.pylaw is not None:
-                        k1 = None
-                    if k1 is None:
-                        code, joint, a = loop.accel(b, q, v, t, row)
-                        CI[b, C_NFEV] += 1
-                        if code:
-                            fail(b, code, joint, step, t, h, state=(q, v))
-                            break
-                        k1 = a
-                    K[0] = (v.copy(), k1)
-                    target = run.tend
-                    if run.taumode == TAU_INTERVAL and nxt < run.nrec and run.TREC[nxt] < target:
-                        target = run.TREC[nxt]
-                    hh = min(h, run.hmax)
-                    landing = t + hh >= target
-                    if landing:
-                        hh = target - t
-                    if not hh > 16.0 * _EPS * max(abs(t), run.tend):
-                        fail(b, _ST_UNDERFLOW, -1, step, t, hh)
-                        break
-                    code, joint, (qn, vn), ts = loop.stages(b, q, v, t, hh, _DP_A, _DP_C, K, 1, 7, row)
-                    CI[b, C_NFEV] += 6
-                    if code:
-                        fail(b, code, joint, step, ts, hh, state=(qn, vn))
-                        break
-                    eq = hh * sum(_DP_E[j] * K[j][0] for j in range(7) if _DP_E[j] != 0.0)
-                    ev = hh * sum(_DP_E[j] * K[j][1] for j in range(7) if _DP_E[j] != 0.0)
-                    mq = np.ones(nv)
-                    mq[loop.plain] = np.maximum(np.abs(q[loop.cq]), np.abs(qn[loop.cq]))
-                    sc = np.concatenate([eq / (run.atol + run.rtol * mq),
-                                         ev / (run.atol + run.rtol * np.maximum(np.abs(v), np.abs(vn)))])
-                    err = float(np.sqrt(np.mean(sc * sc))) if nv else 0.0
-                    if err <= 1.0:
-                        tn = target if landing else t + hh
-                        while nxt < run.nrec and run.TREC[nxt] <= tn and CI[b, C_STATUS] == 0:
-                            tr = run.TREC[nxt]
-                            if tr == tn:
-                                qo, vo = qn, vn
-                            else:
-                                th = (tr - t) / hh
-                                w = _DP_P @ np.array([th, th * th, th ** 3, th ** 4])
-                                qo = loop.retract(q, hh * sum(w[j] * K[j][0] for j in range(7) if w[j] != 0.0))
-                                vo = v + hh * sum(w[j] * K[j][1] for j in range(7) if w[j] != 0.0)
-                            e = record(b, nxt, qo, vo, tr)
-                            nxt += 1
-                            if not abs(e) <= emax:
-                                fail(b, _ST_ENERGY, -1, step + 1, tr, hh, e)
-                        with np.errstate(divide="ignore"):
-                            fac = min(_FACMAX, max(_FACMIN, _SAFETY * err ** (-_ALPHA) * errold ** _BETA))
-                        if rejected:
-                            fac, rejected = min(fac, 1.0), False
-                        h, errold = hh * fac, max(err, 1e-4)
-                        k1 = K[6][1]
-                        if landing and (run.taumode == TAU_INTERVAL or t + hh != tn):
-                            k1 = None
-                        q, v, t = qn, vn, tn
-                        step += 1
-                    else:
-                        CI[b, C_NREJ] += 1
-                        rejected = True
-                        h = hh * (max(_FACMIN, _SAFETY * err ** (-_ALPHA)) if err > 0.0 else _FACMIN)
-                    bar.update(done_units + t, (done_units + t) / (time.perf_counter() - t_start))
-                done_units += run.tend
-                CF[b, F_T] = t
-            CQ[b], CV[b] = q, v
-            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
-            CI[b, C_FLAGS] |= F_DONE
-    except KeyboardInterrupt as e:
-        bar.close()
-        if b < n and CI[b, C_FLAGS] & F_DONE == 0 and CI[b, C_STATUS] == 0:
-            CQ[b], CV[b] = q, v                 # the trajectory in progress, as far as it came
-            CI[b, C_STEP], CI[b, C_NEXT] = step, nxt
-            CF[b, F_T] = t
-        _mark_interrupted(run, CI, CF, dopri)
-        e.partial = _interrupted(_assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start),
-                                 run)
-        raise
-    bar.close()
-    return _assemble(run, Q, V, EK, EP, CI, CF, FQ, FV, CQ, CV, time.perf_counter() - t_start)

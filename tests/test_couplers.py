@@ -99,6 +99,98 @@ def test_simulate_conserves_energy():
     assert traj.energy_drift() < 1e-8
 
 
+def _rk4_reference(model, q, v, dt, n, damping):
+    """n steps of the classical RK4 on qdd = aba(q, qd, -damping qd), written out."""
+    def f(q, v):
+        return v, ej.aba(model, q, v, -damping * v)
+    out = [(q, v)]
+    for _ in range(n):
+        k1 = f(q, v)
+        k2 = f(q + 0.5 * dt * k1[0], v + 0.5 * dt * k1[1])
+        k3 = f(q + 0.5 * dt * k2[0], v + 0.5 * dt * k2[1])
+        k4 = f(q + dt * k3[0], v + dt * k3[1])
+        q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+        v = v + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        out.append((q, v))
+    return np.array([x[0] for x in out]), np.array([x[1] for x in out])
+
+
+@pytest.mark.parametrize("which", ["spline coupler", "knee_patella.osim"])
+def test_compiled_simulation_equals_rk4_on_aba(model, which):
+    """The compiled loop of a coupled model is the classical RK4 on ``ej.aba`` (the reduced
+    dynamics through the mass matrix), to rounding; damping enters as -damping qd."""
+    m = model if which == "spline coupler" else ej.models.load("knee_patella.osim")
+    q0 = np.array([0.3, -0.4]) if which == "spline coupler" else np.array([0.1, -0.7])
+    v0 = np.array([0.5, 0.2]) if which == "spline coupler" else np.array([0.4, -0.2])
+    d = np.full(m.nv, 0.05)
+    traj = ej.simulate(m, q0, v0, 0.02, 2e-3, damping=d, stiffness=0.0, limits=False, progress=False)
+    Q, V = _rk4_reference(m, q0, v0, 2e-3, 10, d)
+    assert traj.status == 0 and np.ptp(traj.q) > 1e-3
+    np.testing.assert_allclose(traj.q, Q, rtol=0, atol=1e-12 * max(1.0, np.abs(Q).max()))
+    np.testing.assert_allclose(traj.qd, V, rtol=0, atol=1e-12 * max(1.0, np.abs(V).max()))
+    T = ej.kinetic_energy(m, Q, V)
+    np.testing.assert_allclose(traj.kinetic, T, rtol=1e-12, atol=1e-14)
+
+
+def test_simulate_methods_batch_and_interruption(model):
+    """Every method runs a coupled model in the compiled loop; a batch equals its trajectories one
+    by one, bitwise; dopri5 agrees with rk4; Ctrl-C keeps the rows computed."""
+    Q0 = np.array([[0.3, -0.4], [-0.2, 0.5], [0.6, 0.1]])
+    V0 = np.array([[0.5, 0.2], [0.0, -0.3], [0.1, 0.1]])
+    ref = ej.simulate(model, Q0[0], V0[0], 0.2, 1e-3, method="rk4", progress=False)
+    for method, tol in (("rk2", 1e-4), ("euler", 2e-2), ("symplectic", 2e-2), ("dopri5", 1e-6)):
+        tr = ej.simulate(model, Q0[0], V0[0], 0.2, 1e-3, method=method, progress=False)
+        assert tr.status == 0 and np.abs(tr.q - ref.q).max() < tol, method
+    batch = ej.simulate(model, Q0, V0, 0.2, 1e-3, method="dopri5", progress=False)
+    for b in range(3):
+        one = ej.simulate(model, Q0[b], V0[b], 0.2, 1e-3, method="dopri5", progress=False)
+        assert np.array_equal(batch.q[:, b], one.q) and np.array_equal(batch.energy[:, b], one.energy)
+
+    def stop(t, q, qd):
+        if t >= 0.05:
+            raise KeyboardInterrupt
+        return np.zeros(2)
+    with pytest.raises(KeyboardInterrupt) as err:
+        ej.simulate(model, Q0[0], V0[0], 1.0, 1e-2, tau=stop, progress=False)
+    part = err.value.partial
+    assert part.status == ej.SimulationStatus.INTERRUPTED and len(part.t) == 6
+    np.testing.assert_allclose(part.q[:3], ej.simulate(model, Q0[0], V0[0], 0.02, 1e-2, progress=False).q,
+                               rtol=0, atol=1e-14)
+
+
+def test_simulate_a_coupler_before_a_quaternion_joint():
+    """The integrators move the model's own coordinates: a dependent coordinate ahead of a ball
+    joint's quaternion shifts it in q, and the run still conserves energy with a unit quaternion."""
+    b = ej.ModelBuilder()
+    I = np.diag([0.02, 0.03, 0.025])
+    b.add_body("a", joint=J.Revolute((0, 1, 0)), mass=1.0, com=(0.2, 0, -0.1), inertia=I)
+    b.add_body("b", parent="a", joint=J.Revolute((0, 1, 0)), placement=ej.Transform(translation=(0.4, 0, 0)),
+               mass=0.5, com=(0.2, 0, 0), inertia=I)
+    b.add_body("c", parent="b", joint=J.Spherical("quaternion"), placement=ej.Transform(translation=(0.3, 0, 0)),
+               mass=0.4, com=(0.1, 0.05, -0.2), inertia=I)
+    b.add_coupler("b_joint", "a_joint", ej.fn.Poly(0, [0.0, 0.5, 0.2]))
+    m = b.build()
+    assert (m.nq, m.nv, m.expanded().nq) == (5, 4, 6)
+    q0 = np.array([0.3, 0.9, 0.1, -0.3, 0.2])
+    q0[1:] /= np.linalg.norm(q0[1:])
+    traj = ej.simulate(m, q0, np.array([0.4, 1.0, -0.5, 0.3]), 1.0, 1e-3, damping=0.0, progress=False)
+    assert traj.status == 0 and traj.energy_drift() < 1e-8
+    assert np.abs(np.linalg.norm(traj.q[:, 1:], axis=1) - 1.0).max() < 1e-12
+
+
+def test_simulate_stops_at_a_singular_mass_matrix():
+    """A body and its mimic turning against it about an axis without inertia: M = 0, the run stops
+    with SINGULAR_MASS_MATRIX naming the joint, keeping its initial state."""
+    b = ej.ModelBuilder()
+    I = np.diag([0.1, 0.0, 0.1])
+    b.add_body("a", joint=J.Revolute((0, 1, 0)), mass=1.0, inertia=I)
+    b.add_body("b", parent="a", joint=J.Revolute((0, 1, 0)), mass=1.0, inertia=I, mimic=("a_joint", -1.0, 0.0))
+    m = b.build()
+    traj, st = ej.simulate(m, [0.1], [0.0], 0.01, 1e-3, errors="flag", progress=False)
+    assert st == ej.SimulationStatus.SINGULAR_MASS_MATRIX and "'a_joint'" in traj.message
+    assert traj.q[0, 0] == 0.1 and np.all(np.isnan(traj.q[1:]))
+
+
 def test_json_round_trip(model):
     back = ej.Model.from_json(model.to_json())
     assert back.couplers == model.couplers
