@@ -516,10 +516,6 @@ def driven():
 SHIPPED = {"spherical_paper": spherical_paper, "arm7": arm7, "humanoid": humanoid, "knee": knee,
            "driven": driven}
 SHIPPED_URDF = {"arm7.urdf": arm7_urdf, "quadruped.urdf": quadruped_urdf}
-# MJCF files written by hand (loading them needs the ``mujoco`` package)
-SHIPPED_MJCF = ("cartpole.xml",)
-# OpenSim models written by hand (not generated)
-SHIPPED_OSIM = ("knee_patella.osim",)
 
 
 def shipped_path(name):
