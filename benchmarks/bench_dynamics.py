@@ -16,11 +16,12 @@ import numba
 import numpy as np
 
 import ejce_nb as ej
-from ejce_nb import engine, layout
+from ejce_nb.algorithms import engine
+from ejce_nb.model import layout
 from ejce_nb._jit import jit
-from ejce_nb.aba import aba_state
+from ejce_nb.algorithms.aba import aba_state
 from ejce_nb.models import chain, load, random_states as states
-from ejce_nb.rnea import _NO_FORCE, rnea_state
+from ejce_nb.algorithms.rnea import _NO_FORCE, rnea_state
 
 
 @jit

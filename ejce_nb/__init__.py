@@ -1,25 +1,32 @@
 """ejce_nb: rigid multibody kinematics and dynamics for any joint, accelerated with Numba."""
 __version__ = "0.1.0"
 
+import sys as _sys
+
 from .errors import ModelError, NearSingularWarning, SingularJointError, Status
-from .transform import Transform
-from . import joints
-from .joints import fn
-from . import jmath
-from .model import Model
-from .data import Data
-from .builder import ModelBuilder
-from .kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
-from .rnea import rnea, nonlinear_effects
-from .crba import mass_matrix, forward_dynamics_crba
-from .aba import aba
-from .energy import kinetic_energy, potential_energy, center_of_mass
+from .core.transform import Transform
+from .core import joints
+from .core.joints import fn
+from .core import jmath
+from .model.model import Model
+from .model.data import Data
+from .model.builder import ModelBuilder
+from .algorithms.kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
+from .algorithms.rnea import rnea, nonlinear_effects
+from .algorithms.crba import mass_matrix, forward_dynamics_crba
+from .algorithms.aba import aba
+from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
-from .simulate import simulate, Trajectory, SimulationError, SimulationStatus
-from .control import control_law, ControlLaw
-from .urdf import InertiaWarning, load_urdf
-from .mjcf import MJCFWarning, from_mujoco, load_mjcf
-from .opensim import OpenSimWarning, load_opensim
-from . import models
+from .sim.simulate import simulate, Trajectory, SimulationError, SimulationStatus
+from .sim.control import control_law, ControlLaw
+from .io.urdf import InertiaWarning, load_urdf
+from .io.mjcf import MJCFWarning, from_mujoco, load_mjcf
+from .io.opensim import OpenSimWarning, load_opensim
+from .io import zoo as models
 from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
                     StreamRNG)
+
+# The public module names of docs/API.md, where they differ from the file that holds them.
+_sys.modules[__name__ + ".joints"] = joints
+_sys.modules[__name__ + ".joints.fn"] = fn
+_sys.modules[__name__ + ".models"] = models

@@ -33,7 +33,7 @@ def load_joints(path):
     import importlib.util
     import os
 
-    from . import joints
+    from .core import joints
     if not os.path.isfile(path) or not path.endswith(".py"):
         raise ValueError(f"--joints: {path!r} is not a Python file (.py) that defines user joints")
     name = "ejce_nb_user_joints_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
@@ -57,7 +57,7 @@ def load_joints(path):
 def load_model(args):
     """The model a command names, after registering its ``--joints`` files; URDF files with
     ``--floating-base``."""
-    from .models import load
+    from .io.zoo import load
     for path in getattr(args, "joints", None) or []:
         load_joints(path)
     fb = getattr(args, "floating_base", None)
@@ -73,8 +73,9 @@ def paper_example(n_states=5, seed=2026, out=None):
     """A spherical joint between two bodies: the Jacobian of the generic EJCE method beside the
     matrix of Euler's kinematic equations, for several sequences and random states.  Returns the
     largest difference."""
-    from . import ModelBuilder, joint_terms, joints
-    from .euler import euler_rate_matrix
+    from . import ModelBuilder, joint_terms
+    from .core import joints
+    from .core.euler import euler_rate_matrix
 
     out = out or sys.stdout
     rng = np.random.default_rng(seed)
@@ -103,7 +104,7 @@ def bench(model, batch=100_000, repeats=3, threads=None, out=None):
     import numba
 
     from . import forward_kinematics
-    from .models import random_states
+    from .io.zoo import random_states
     out = out or sys.stdout
     if threads:
         numba.set_num_threads(threads)
@@ -125,8 +126,8 @@ def dynamics_demo(model, batch=20_000, out=None):
     aba(rnea(qdd)) = qdd.  Returns the largest relative error."""
     import numba
 
-    from . import aba, rnea
-    from .models import random_states
+    from .algorithms import aba, rnea
+    from .io.zoo import random_states
     out = out or sys.stdout
     q, qd, qdd = random_states(model, batch, 1)
     tau = rnea(model, q, qd, qdd)
@@ -171,7 +172,7 @@ def run_sweep(args, out=None):
     import numba
 
     from . import sweep
-    from .models import load
+    from .io.zoo import load
     out = out or sys.stdout
     if args.threads:
         numba.set_num_threads(args.threads)
@@ -247,11 +248,11 @@ def simulate_command(args, out=None, err=None):
     """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
     import numba
 
-    from .simulate import SimulationError, SimulationStatus, simulate
+    from .sim.simulate import SimulationError, SimulationStatus, simulate
     out = out or sys.stdout
     err = err or sys.stderr
     if args.plot:
-        from .plots import require_matplotlib
+        from .sim.plot import require_matplotlib
         try:
             require_matplotlib()
         except ImportError as e:

@@ -355,7 +355,7 @@ def scaled_err(a, b):
 
 def assert_same_model(a, b, atol=0.0):
     """Identical names, joint specs and tables (to ``atol`` where given)."""
-    from ejce_nb.model import ARRAYS
+    from ejce_nb.model.model import ARRAYS
     assert a.body_names == b.body_names
     assert a.joint_names == b.joint_names
     assert a.joint_specs == b.joint_specs

@@ -134,11 +134,11 @@ def test_compiling_is_announced_once_with_what(monkeypatch, capsys):
 
     def probe(x):
         return x + 1.0
-    probe.__module__ = "ejce_nb.rnea"           # as a kernel of the package is
+    probe.__module__ = "ejce_nb.algorithms.rnea"           # as a kernel of the package is
     d = numba.njit(cache=False)(probe)
     d(1.0)
     err = capsys.readouterr().err
-    assert "ejce_nb: compiling" in err and "probe (ejce_nb.rnea: Inverse dynamics" in err
+    assert "ejce_nb: compiling" in err and "probe (ejce_nb.algorithms.rnea: Inverse dynamics" in err
     assert "compiled" in err.splitlines()[-1] and err.count("ejce_nb: compiling") == 1
     d(2.0)                                       # compiled: nothing more to say
     assert capsys.readouterr().err == ""

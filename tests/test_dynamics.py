@@ -251,9 +251,9 @@ def test_external_wrenches():
 def test_every_joint_path_equals_generic_path_in_dynamics(seed, rheonomic):
     """The screw-product and quaternion paths give the dynamics of the generic EJCE path, on
     trees with every joint kind, composite and rheonomic joints included, one state and a batch."""
-    from ejce_nb.aba import forward_dynamics
-    from ejce_nb.crba import joint_space_inertia
-    from ejce_nb.rnea import inverse_dynamics
+    from ejce_nb.algorithms.aba import forward_dynamics
+    from ejce_nb.algorithms.crba import joint_space_inertia
+    from ejce_nb.algorithms.rnea import inverse_dynamics
     model = tree(seed, rheonomic)
     rng = np.random.default_rng(24 + seed)
     states = [random_state(model, rng) for _ in range(3)]

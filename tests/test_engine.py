@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ejce_nb as ej
-from ejce_nb import layout
+from ejce_nb.model import layout
 from conftest import random_state, random_tree
 
 J = ej.joints
@@ -79,7 +79,7 @@ def test_model_tables_are_views_of_the_packed_buffers(model):
 
 
 def test_every_joint_is_evaluated_by_the_path_of_its_kind(model):
-    from ejce_nb.ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW
+    from ejce_nb.core.ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW
     want = {"Revolute": PATH_SCREW, "Spherical": None, "Prismatic": PATH_SCREW, "Free": PATH_QUAT,
             "Universal": PATH_SCREW, "Fixed": PATH_FIXED, "Helical": PATH_SCREW, "Planar": PATH_SCREW}
     for i in range(1, model.nbodies + 1):
@@ -241,7 +241,7 @@ def test_rnea_and_aba_on_one_forward_sweep_are_the_two_calls_bitwise(model):
     statuses of ``rnea`` and ``aba`` called apart: in groups of lanes (with a gimbal lock, a state
     near one, bad inputs and a quaternion far from unit among them), state by state on a model
     without lanes, on a ragged tail, and on one or all threads."""
-    from ejce_nb.aba import rnea_and_aba
+    from ejce_nb.algorithms.aba import rnea_and_aba
     lane = _lane_tree()
     B = 41
     cases = []

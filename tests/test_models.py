@@ -9,8 +9,8 @@ import ejce_nb as ej
 from conftest import assert_same_model
 from ejce_nb import models
 
-from ejce_nb.transform import rot_axis_angle
-from ejce_nb.urdf import load_urdf
+from ejce_nb.core.transform import rot_axis_angle
+from ejce_nb.io.urdf import load_urdf
 
 J = ej.joints
 REPO_DATA = Path(__file__).resolve().parent.parent / "data"

@@ -10,9 +10,9 @@ import pytest
 import ejce_nb as ej
 from conftest import assert_same_model, pinocchio as pin, requires_pinocchio
 from ejce_nb import models
-from ejce_nb.model import ARRAYS
-from ejce_nb.transform import Transform, rpy_matrix
-from ejce_nb.urdf import _z_onto, load_urdf
+from ejce_nb.model.model import ARRAYS
+from ejce_nb.core.transform import Transform, rpy_matrix
+from ejce_nb.io.urdf import _z_onto, load_urdf
 
 J = ej.joints
 
@@ -166,7 +166,7 @@ def test_planar_plane_is_normal_to_the_axis():
     E = o.T @ m.joint_P_rot[2]
     np.testing.assert_allclose(E[:, 2], n, atol=1e-15)
     np.testing.assert_allclose(E.T @ E, np.eye(3), atol=1e-15)
-    from ejce_nb.transform import rot_axis_angle
+    from ejce_nb.core.transform import rot_axis_angle
     R_expect = o @ rot_axis_angle(n, q[2])
     p_expect = np.array([0.3, 0.2, 0.1]) + o @ (q[0] * E[:, 0] + q[1] * E[:, 1])
     np.testing.assert_allclose(kin.R[2], R_expect, atol=1e-14)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._jit import jit
 from .distributions import Tolerances
-from ..model import Model
+from ..model.model import Model
 from .rng import StreamRNG
 
 

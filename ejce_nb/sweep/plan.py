@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import ModelError
-from ..model import Model
+from ..model.model import Model
 from . import fingerprint, quantities as qty
 from .distributions import as_sampler
 from .libm import digest as numerics

@@ -7,12 +7,12 @@ Quantities of the same states share what they can, through ``Batch.shared``: ``r
 kinematics."""
 import numpy as np
 
-from ..aba import forward_dynamics, rnea_and_aba
-from ..crba import mass_matrix
-from ..energy import kinetic_energy
+from ..algorithms.aba import forward_dynamics, rnea_and_aba
+from ..algorithms.crba import mass_matrix
+from ..algorithms.energy import kinetic_energy
 from ..errors import ModelError
-from ..kinematics import body_jacobian, forward_kinematics, joint_terms
-from ..rnea import inverse_dynamics, nonlinear_effects
+from ..algorithms.kinematics import body_jacobian, forward_kinematics, joint_terms
+from ..algorithms.rnea import inverse_dynamics, nonlinear_effects
 
 
 class Quantity:

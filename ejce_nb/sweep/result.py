@@ -3,7 +3,7 @@ failures, summaries, histograms, workspace clouds and plots, and each sample's m
 import numpy as np
 
 from ..errors import Status
-from ..model import Model
+from ..model.model import Model
 from . import summary
 from .arrays import SweepArray, _Fields
 from .distributions import Tolerances

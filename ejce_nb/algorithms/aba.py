@@ -1,0 +1,455 @@
+"""Forward dynamics: the articulated-body algorithm (Featherstone, RBDA section 7.3) for any EJCE
+joint, O(N).
+
+    qdd = M(q, t)^-1 (tau - h(q, qd, t) + sum_i J_i^T f_ext,i)
+
+in each body's outboard joint frame C_i, after the forward sweep (``kinematics.forward``: v_i,
+and S_i, vJ_i, cJ_i of the joints):
+
+  outward:  c_i = cJ_i + v_i x vJ_i,   I^A_i = I_i,   p^A_i = v_i x* I_i v_i - f_ext,i
+  inward:   U_i = I^A_i S_i,   D_i = S_i^T U_i + diag(armature_i),   u_i = tau_i - S_i^T p^A_i,
+            I^a = I^A_i - U_i D_i^-1 U_i^T,   p^a = p^A_i + I^a c_i + U_i D_i^-1 u_i,
+            I^A_p += X_i^T I^a X_i,   p^A_p += X_i^T p^a
+  outward:  a'_i = X_i a_p + c_i  (a_0 = -g),   qdd_i = D_i^-1 (u_i - U_i^T a'_i),
+            a_i = a'_i + S_i qdd_i
+
+D_i (nv_i x nv_i, up to 6 x 6) is inverted by Cholesky.  It is singular when S_i loses rank (a
+gimbal lock of an Euler-angle joint, a degenerate universal joint) or when the subtree carried
+by joint i has no inertia along S_i (a massless subtree); the sample's status then says which
+(``ej.Status``), and Python raises ej.SingularJointError naming the joint, the configuration and,
+in a batch, the samples.
+"""
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from . import engine
+from ..model import inputs
+from .._jit import call, entry, jit, pjit
+from .kinematics import forward
+from ..core.lanes import LANES, from_lanes, get, lanes_of, load_row, minimum, put, store_row, to_lanes, zero_of
+from ..model.layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
+from .rnea import _ND, _NO_FORCE, inverse_dynamics, rnea_forces, rnea_state, wrench_in_C
+from ..core.spatial import (add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
+                      st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
+
+# A pivot of D = S^T I^A S at or below this fraction of the subtree's inertia scale means the
+# subtree offers no inertia along the joint's motion (massless subtree).
+PIVOT_TOL = 1e-11
+
+
+@jit
+def spd_inverse(W, n, S, vs, ref, Dinv):
+    """D^-1 of D = W[0:n, 0:n] (n <= 6, symmetric) into rows vs.. of Dinv, by Cholesky (L in
+    W[6:12]; W[0:6] is overwritten).  Returns (massless, dependence): ``massless`` when a diagonal
+    entry of D is not clearly positive against the inertia scale ``ref`` of the subtree (times
+    |S_k|^2, its own units): no inertia along that column; ``dependence`` the smallest pivot
+    relative to its diagonal entry (1: independent columns, about the square of a column's
+    distance from the others' span; 0: D singular, Dinv not written)."""
+    Z = zero_of(W)
+    dep = 1.0 + Z
+    for j in range(n):
+        nrm = Z
+        for x in range(6):
+            nrm += load_row(S, vs + j, x) * load_row(S, vs + j, x)
+        djj = load_row(W, j, j)
+        # (lanes: any lane failing a test fails the group, which then runs state by state)
+        if not djj > PIVOT_TOL * ref * nrm:
+            return True, Z
+        s = djj
+        for k in range(j):
+            s -= load_row(W, 6 + j, k) * load_row(W, 6 + j, k)
+        rel = s / djj
+        dep = minimum(rel, dep)
+        if not rel > 1e-15:
+            return False, Z
+        ljj = np.sqrt(s)
+        store_row(W, 6 + j, j, ljj)
+        for i in range(j + 1, n):
+            s2 = load_row(W, i, j)
+            for k in range(j):
+                s2 -= load_row(W, 6 + i, k) * load_row(W, 6 + j, k)
+            store_row(W, 6 + i, j, s2 / ljj)
+    # L^-1 (lower) into W[0:6], then D^-1 = L^-T L^-1
+    for j in range(n):
+        store_row(W, j, j, 1.0 / load_row(W, 6 + j, j))
+        for i in range(j + 1, n):
+            s = Z
+            for k in range(j, i):
+                s += load_row(W, 6 + i, k) * load_row(W, k, j)
+            store_row(W, i, j, -s / load_row(W, 6 + i, i))
+    for a in range(n):
+        for b in range(a, n):
+            s = Z
+            for k in range(b, n):
+                s += load_row(W, k, a) * load_row(W, k, b)
+            store_row(Dinv, vs + a, b, s)
+            store_row(Dinv, vs + b, a, s)
+    return False, dep
+
+
+def joint_residual(S, vs, nvj, W):
+    """``inputs.subspace_residual`` of one state; 0 for a group's lanes, so that a group with a
+    joint near a lock runs state by state (which names the joint and its distance)."""
+    return inputs.subspace_residual(S, vs, nvj, W)
+
+
+@overload(joint_residual)
+def _joint_residual(S, vs, nvj, W):
+    if isinstance(S, types.Array) and S.ndim == 3:
+        return lambda S, vs, nvj, W: 0.0
+    return lambda S, vs, nvj, W: inputs.subspace_residual(S, vs, nvj, W)
+
+
+@jit
+def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
+    """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
+    accelerations computed."""
+    forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, generic)
+    return aba_solve(m, r, s, tau, F, fb, qdd)
+
+
+@jit
+def aba_solve(m, r, s, tau, F, fb, qdd):
+    """The three loops of the ABA after the forward sweep (the joints and twists in r; its
+    accelerations, if any, are not read); returns what ``aba_state`` returns."""
+    has_f = F.shape[0] > 0
+    near = -1
+    n1 = m.body_parent.shape[0]
+    Z = zero_of(r.vel)
+    grav = m.gravity
+    a_base = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+    # -- outward: velocity-product accelerations, rigid inertias and bias forces
+    for i in range(1, n1):
+        vi = ld6(r.vel, i)
+        st6(s.c, i, add6(ld6(r.cJ, i), crm(vi, ld6(r.vJ, i))))
+        mass = m.body_mass[i]
+        h = ld3(m.body_hC, i)
+        I = ld9(m.body_IC, i)
+        st21(s.IA, i, rigid21(mass, h, I))
+        s.sc[i] = m.body_iscale[i]
+        pi = crf(vi, inertia_mul(mass, h, I, vi))
+        if has_f:
+            pi = sub6(pi, wrench_in_C(m, r, F, fb, i))
+        st6(s.f, i, pi)
+    # -- inward: articulated inertias and bias forces
+    for i in range(n1 - 1, 0, -1):
+        vs = m.jnt_dofadr[i]
+        nvj = m.jnt_nv[i]
+        l = m.body_parent[i]
+        Ai = ld21(s.IA, i)
+        pi = ld6(s.f, i)
+        # pivots are judged against the bodies' own inertias (the largest in the subtree): a
+        # massless subtree, or masses on the joint axis, leave D_i at rounding of that scale,
+        # while the lever arms of a long chain, which grow I^A_i like N^3 in directions away
+        # from S, do not make an ordinary joint look singular
+        ref = s.sc[i]
+        if nvj == 1:
+            # one velocity variable: D and u are numbers
+            Sk = ld6(r.S, vs)
+            Uk = sym_mul(Ai, Sk)
+            D = dot6(Sk, Uk) + m.dof_armature[vs]
+            u = get(tau, vs) - dot6(Sk, pi)
+            if not D > PIVOT_TOL * ref * dot6(Sk, Sk):
+                if not dot6(Sk, Sk) > inputs.ZERO_COLUMN ** 2:
+                    return inputs.SINGULAR_JOINT, i
+                return inputs.SINGULAR_ARTICULATED, i
+            Dk = 1.0 / D
+            st6(s.U, vs, Uk)
+            store_row(s.Dinv, vs, 0, Dk)
+            put(s.uu, vs, u)
+            if l == 0:
+                continue
+            UD = (Uk[0] * Dk, Uk[1] * Dk, Uk[2] * Dk, Uk[3] * Dk, Uk[4] * Dk, Uk[5] * Dk)
+            Ia = sym_sub_outer(Ai, UD, Uk)
+            pa = axpy6(u, UD, pi)
+        else:
+            for k in range(vs, vs + nvj):
+                Sk = ld6(r.S, k)
+                st6(s.U, k, sym_mul(Ai, Sk))
+                put(s.uu, k, get(tau, k) - dot6(Sk, pi))
+            massless = False
+            dep = 1.0 + Z
+            if nvj > 1:
+                for j in range(nvj):
+                    for k in range(j, nvj):
+                        x = dot6(ld6(r.S, vs + j), ld6(s.U, vs + k))
+                        if j == k:
+                            x = x + m.dof_armature[vs + j]
+                        store_row(s.W, j, k, x)
+                        store_row(s.W, k, j, x)
+                massless, dep = spd_inverse(s.W, nvj, r.S, vs, ref, s.Dinv)
+            # nearly dependent columns of D (about the square of S's): the joint itself is at or
+            # near a lock, whatever inertia it carries
+            if not dep >= 1e-6 or (massless and nvj > 1):
+                resid = joint_residual(r.S, vs, nvj, s.W)
+                if resid < inputs.SINGULAR_RANK or (dep == 0.0 and not massless):
+                    return inputs.SINGULAR_JOINT, i
+                if resid < inputs.NEAR_RANK:
+                    near = i
+            if massless:
+                return inputs.SINGULAR_ARTICULATED, i
+            if l == 0:
+                continue
+            # I^a = I^A - U D^-1 U^T,  p^a = p^A + I^a c + U D^-1 u
+            Ia = Ai
+            pa = pi
+            for k in range(nvj):
+                x0 = Z
+                x1 = Z
+                x2 = Z
+                x3 = Z
+                x4 = Z
+                x5 = Z
+                for j in range(nvj):
+                    d = load_row(s.Dinv, vs + j, k)
+                    x0 += load_row(s.U, vs + j, 0) * d
+                    x1 += load_row(s.U, vs + j, 1) * d
+                    x2 += load_row(s.U, vs + j, 2) * d
+                    x3 += load_row(s.U, vs + j, 3) * d
+                    x4 += load_row(s.U, vs + j, 4) * d
+                    x5 += load_row(s.U, vs + j, 5) * d
+                UDk = (x0, x1, x2, x3, x4, x5)
+                Ia = sym_sub_outer(Ia, UDk, ld6(s.U, vs + k))
+                u = get(s.uu, vs + k)
+                pa = (pa[0] + x0 * u, pa[1] + x1 * u, pa[2] + x2 * u, pa[3] + x3 * u, pa[4] + x4 * u,
+                      pa[5] + x5 * u)
+        pa = add6(pa, sym_mul(Ia, ld6(s.c, i)))
+        Ei = ld9(r.E, i)
+        di = ld3(r.d, i)
+        add21(s.IA, l, sym_to_parent(Ei, di, Ia))
+        st6(s.f, l, add6(ld6(s.f, l), xforce_T(Ei, di, pa)))
+        if s.sc[i] > s.sc[l]:
+            s.sc[l] = s.sc[i]
+    # -- outward: accelerations
+    for i in range(1, n1):
+        vs = m.jnt_dofadr[i]
+        nvj = m.jnt_nv[i]
+        l = m.body_parent[i]
+        if l == 0:
+            ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), a_base), ld6(s.c, i))
+        else:
+            ap = add6(xmotion(ld9(r.E, i), ld3(r.d, i), ld6(s.c, l)), ld6(s.c, i))
+        if nvj == 1:
+            x = load_row(s.Dinv, vs, 0) * (get(s.uu, vs) - dot6(ld6(s.U, vs), ap))
+            put(qdd, vs, x)
+            a0, a1, a2, a3, a4, a5 = axpy6(x, ld6(r.S, vs), ap)
+        else:
+            for k in range(vs, vs + nvj):
+                put(s.uu, k, get(s.uu, k) - dot6(ld6(s.U, k), ap))
+            a0, a1, a2, a3, a4, a5 = ap
+            for j in range(nvj):
+                x = Z
+                for k in range(nvj):
+                    x += load_row(s.Dinv, vs + j, k) * get(s.uu, vs + k)
+                put(qdd, vs + j, x)
+                a0 += load_row(r.S, vs + j, 0) * x
+                a1 += load_row(r.S, vs + j, 1) * x
+                a2 += load_row(r.S, vs + j, 2) * x
+                a3 += load_row(r.S, vs + j, 3) * x
+                a4 += load_row(r.S, vs + j, 4) * x
+                a5 += load_row(r.S, vs + j, 5) * x
+        # c_i is no longer needed: it holds the body's acceleration for its children
+        st6(s.c, i, (a0, a1, a2, a3, a4, a5))
+    if near >= 0:
+        return inputs.NEAR_SINGULAR, near
+    return 0, -1
+
+
+@entry
+def aba_one(mb, w, q, v, tau, t, F, qdd):
+    m, r, s = views(mb, w)
+    generic = s.flags[0] != 0.0
+    st, j = inputs.check(m, q, v, tau, 2, t)
+    if st == 0:
+        st, j = aba_state(m, r, s, q, v, tau, t, F, 0, generic, qdd)
+    r.hdr[REC_JOINT] = j
+    return st
+
+
+@pjit
+def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
+    """Where the model allows (and the records are not kept per state), states run in groups of
+    LANES (``lanes``); a group with a bad sample, or one the lanes find singular or near it,
+    runs state by state, so that every state's result and status are those of a lone call."""
+    B = Q.shape[0]
+    nchunk = S.shape[0]
+    grouped = mb[H_LANES] != 0 and not per_state and not generic
+    for c in prange(nchunk):
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
+        b = c * B // nchunk
+        end = (c + 1) * B // nchunk
+        if grouped:
+            rg, sg = group_views(mb, S[c], mb[H_SCR])
+            while b + LANES <= end:
+                ok = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status)
+                if ok:
+                    to_lanes(sg.lq, Q, b)
+                    to_lanes(sg.lv, V, b)
+                    to_lanes(sg.la, TAU, b)
+                    fb = (b, 1) if F.shape[0] > 1 else (0, 0)
+                    st, j = aba_state(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), F, fb, False, sg.lo)
+                    if st == 0:
+                        from_lanes(QDD, b, sg.lo)
+                    else:
+                        ok = False
+                if not ok:
+                    for b1 in range(b, b + LANES):
+                        if status[b1, 0] == 0:
+                            r = record_view(mb, R[c], 0)
+                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
+                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
+                            status[b1, 0] = st
+                            status[b1, 1] = j
+                b += LANES
+        for b1 in range(b, end):
+            r = record_view(mb, R[b1] if per_state else R[c], 0)
+            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
+            if st == 0:
+                st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, b1 if F.shape[0] > 1 else 0,
+                                  generic, QDD[b1])
+            status[b1, 0] = st
+            status[b1, 1] = j
+
+
+@pjit
+def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rnea, status_aba):
+    """rnea at (Q, V, A) into TAU_OUT and aba at (Q, V, TAU) into QDD, with the statuses of each,
+    bit for bit what ``rnea_many`` and ``aba_many`` give, with one forward sweep for both: the
+    joints (X_i, S_i, vJ_i, cJ_i) and twists v_i at (q, qd, t), which take most of either, are
+    what both read.  A group of LANES states runs both on one group record; a state alone runs
+    rnea and then aba on one record, which ``kinematics.forward`` finds already at (q, qd, t)."""
+    B = Q.shape[0]
+    nchunk = S.shape[0]
+    has_f = F.shape[0] > 0
+    grouped = mb[H_LANES] != 0 and not generic
+    for c in prange(nchunk):
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
+        b = c * B // nchunk
+        end = (c + 1) * B // nchunk
+        if grouped:
+            rg, sg = group_views(mb, S[c], mb[H_SCR])
+            while b + LANES <= end:
+                ok_r = inputs.check_group(m, Q, V, A, False, s.zv, T, b, status_rnea)
+                ok_a = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status_aba)
+                fb = (b, 1) if F.shape[0] > 1 else (0, 0)
+                if ok_r and ok_a:
+                    to_lanes(sg.lq, Q, b)
+                    to_lanes(sg.lv, V, b)
+                    to_lanes(sg.la, A, b)
+                    forward(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), 2, has_f, False)
+                    rnea_forces(m, rg, sg, F, fb, sg.la, sg.lo)
+                    from_lanes(TAU_OUT, b, sg.lo)
+                    to_lanes(sg.la, TAU, b)
+                    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+                    if st == 0:
+                        from_lanes(QDD, b, sg.lo)
+                    else:
+                        # singular or near it: each state alone says which joint, and how near
+                        for b1 in range(b, b + LANES):
+                            r = record_view(mb, R[c], 0)
+                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
+                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
+                            status_aba[b1, 0] = st
+                            status_aba[b1, 1] = j
+                else:
+                    for b1 in range(b, b + LANES):
+                        rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, False, TAU_OUT,
+                                       QDD, status_rnea, status_aba)
+                b += LANES
+        for b1 in range(b, end):
+            st, j = inputs.check(m, Q[b1], V[b1], A[b1], 2, T[b1])
+            status_rnea[b1, 0] = st
+            status_rnea[b1, 1] = j
+            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
+            status_aba[b1, 0] = st
+            status_aba[b1, 1] = j
+            rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD,
+                           status_rnea, status_aba)
+
+
+@jit
+def rnea_aba_state(m, r, s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD, status_rnea, status_aba):
+    """State b1 alone, each algorithm where its input check passed (status 0): rnea, then aba on
+    the same record, whose forward sweep finds the joints and twists already at (q, qd, t)."""
+    f1 = b1 if F.shape[0] > 1 else 0
+    if status_rnea[b1, 0] == 0:
+        rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, generic, TAU_OUT[b1])
+    if status_aba[b1, 0] == 0:
+        st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, generic, QDD[b1])
+        status_aba[b1, 0] = st
+        status_aba[b1, 1] = j
+
+
+def rnea_and_aba(model, q, qd, qdd, tau, t=0.0, out=(None, None)):
+    """``(rnea(q, qd, qdd), aba(q, qd, tau))`` of a batch with ``errors="flag"``: ((tau, status),
+    (qdd, status)), bit for bit what the two calls return (the statuses as views, not copies),
+    in about the time of the aba alone (``rnea_aba_many``).  ``out``: arrays the results are
+    written into where they fit, as for ``rnea.inverse_dynamics``.  A model with mimic joints (or
+    a single state) makes the two calls."""
+    if model.has_mimic or np.ndim(q) != 2:
+        return (inverse_dynamics(model, q, qd, qdd, t, errors="flag", out=out[0]),
+                forward_dynamics(model, q, qd, tau, t, errors="flag", out=out[1]))
+    B, q2, (qd2, qdd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (qdd, "qdd"), (tau, "tau")), t)
+    n = q2.shape[0]
+    F = inputs.fext_array(model, None, B)
+    st_r, st_a = engine.status_array(n), engine.status_array(n)
+    tau_o = engine.result_array(out[0], n, model.nv)
+    qdd_o = engine.result_array(out[1], n, model.nv)
+    R, S, _, token = engine.batch_workspace(model, n, None)
+    rnea_aba_many(model._mb, R, S, q2, qd2, qdd2, tau2, t1, F, False, tau_o, qdd_o, st_r, st_a)
+    engine.release_batch(token)
+    tau_o[st_r[:, 0] != 0] = np.nan
+    qdd_o[(st_a[:, 0] != 0) & (st_a[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
+    return (tau_o, st_r[:, 0]), (qdd_o, st_a[:, 0])
+
+
+def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
+    """Accelerations qdd (..., nv) under joint forces tau, gravity and optional world-frame
+    external wrenches f_ext (..., N+1, 6), in O(N) by the articulated-body algorithm.
+
+    Raises ej.SingularJointError naming the joint and configuration (and the samples of a batch)
+    where a joint's Jacobian loses rank or a massless subtree makes the dynamics singular
+    (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
+    Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
+    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
+        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
+        qdd = engine.one_state(aba_one, model, data, errors, "qdd", model.nv, q, qd, tau, t, _NO_FORCE)
+        if qdd is not None:
+            return engine.flagged(errors, qdd)
+    return forward_dynamics(model, q, qd, tau, t, f_ext, data, errors)
+
+
+def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", generic=False, out=None):
+    """``aba`` through the input layer (any shapes, data=, errors=, mimic joints); ``out`` as for
+    ``rnea.inverse_dynamics``."""
+    if model.has_mimic:
+        from .crba import forward_dynamics_crba
+        return forward_dynamics_crba(model, q, qd, tau, t, f_ext, errors)
+    inputs.check_errors_arg(errors)
+    B, q2, (qd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (tau, "tau")), t)
+    if data is not None:
+        data._check(model, B)
+    F = inputs.fext_array(model, f_ext, B)
+    n = q2.shape[0]
+    status = engine.status_array(n)
+    if B is None:
+        qdd = data._result("qdd", (model.nv,)) if data is not None else np.empty(model.nv)
+        w = data._w if data is not None else engine.one_workspace(model)
+        engine.set_generic(model, w, generic)
+        status[0, 0] = call(aba_one, model._mb, w, q2[0], qd2[0], tau2[0], t1[0], F, qdd)
+        engine.set_generic(model, w, False)
+        status[0, 1] = int(w[REC_JOINT])
+        if data is None:
+            engine.release(model, w)
+        qdd = qdd[None]
+    else:
+        qdd = data._result("qdd", (n, model.nv)) if data is not None else engine.result_array(out, n, model.nv)
+        R, S, per_state, token = engine.batch_workspace(model, n, data)
+        aba_many(model._mb, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
+        engine.release_batch(token)
+    qdd[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
+    return inputs.flag_or_raise(errors, model, status, "aba", ["q", "qd", "tau"], [q2, qd2, tau2], t1, B,
+                                inputs.unbatch(B, qdd))

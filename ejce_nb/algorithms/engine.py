@@ -1,0 +1,131 @@
+"""How a public call reaches the kernels: workspaces (pooled per model, or an ``ej.Data``),
+batches split into chunks run in parallel, and the status the kernels report.
+
+A single state runs on one flat workspace (record, then scratch: ``layout``); a batch of B states
+on a record array (one row per chunk, or one per state when an ``ej.Data`` keeps them) and a
+scratch array (one row per chunk, with room for a group of states computed at once where the
+model allows: ``lanes``).  Chunks are a few per thread, so threads stay busy; a
+state's result is bit for bit its result alone (a group does each state's operations in the same
+order), so nothing depends on the chunking or the thread count.
+"""
+import numba
+import numpy as np
+
+from ..model import layout
+
+
+def n_chunks(B):
+    """Chunks of a batch of B states: a few per thread for balance, never more than B."""
+    return max(1, min(B, 4 * numba.get_num_threads()))
+
+
+def max_chunks(B):
+    return max(1, min(B, 4 * numba.config.NUMBA_NUM_THREADS))
+
+
+def new_workspace(km):
+    return np.zeros(int(km._mb[layout.H_REC] + km._mb[layout.H_SCR]))
+
+
+def one_workspace(km):
+    """A workspace for one state of the kernel model ``km``, from its pool (give it back with
+    ``release``): concurrent calls from several Python threads each get their own."""
+    try:
+        return km._wpool.pop()
+    except IndexError:
+        return new_workspace(km)
+
+
+def release(km, w):
+    km._wpool.append(w)
+
+
+def acquire(model, data):
+    """(workspace, pool to give it back to) for a one-state call on ``model`` (itself a kernel
+    model): the Data's own workspace (pool None), a pooled one, or (None, None) when the call
+    must go through the input layer (a mimic model, a Data of another kind)."""
+    if data is None:
+        pool = model._wpool
+        if pool is None:
+            return None, None
+        try:
+            return pool.pop(), pool
+        except IndexError:
+            return new_workspace(model), pool
+    if data.model is model and data.batch is None and model._mb is not None:
+        return data._w, None
+    return None, None
+
+def check_errors(errors):
+    """``errors`` must be "raise" or "flag" (on every call, whichever path serves it)."""
+    if not (type(errors) is str and (errors == "raise" or errors == "flag")):
+        raise ValueError(f'errors must be "raise" or "flag", got {errors!r}')
+
+
+def one_state(kernel, model, data, errors, key, shape, *args):
+    """The fast path of every public one-state call: ``kernel(model._mb, workspace, *args, out)``
+    on the caller's arrays untouched, with a pooled workspace (or the Data's).  Returns ``out``
+    when the kernel ran and reported OK; None when the call must go through the input layer
+    (first call, arrays the kernel is not compiled for, a mimic model, a bad state: the input
+    layer converts, checks and reports it).  ``errors`` is checked here, on every call; the
+    caller wraps ``out`` with ``flagged``, so both paths give the same return type."""
+    check_errors(errors)
+    if not kernel.ready:
+        return None
+    w, pool = acquire(model, data)
+    if w is None:
+        return None
+    out = np.empty(shape) if pool is not None else data._one(key, shape)
+    try:
+        st = kernel(model._mb, w, *args, out)
+    except (TypeError, ValueError):     # arguments the kernel is not compiled for
+        st = -1
+    if pool is not None:
+        pool.append(w)
+    return out if st == 0 else None
+
+
+def flagged(errors, result):
+    """A good one-state result as the public function returns it: (result, 0) for
+    ``errors="flag"``, else the result (the input layer's ``flag_or_raise`` for one state)."""
+    return (result, 0) if errors == "flag" else result
+
+
+def set_generic(km, w, generic):
+    """Flag a one-state workspace for the generic joint path (a test of the other paths)."""
+    w[int(km._mb[layout.H_REC] + km._mb[layout.O_flags])] = 1.0 if generic else 0.0
+
+def batch_workspace(km, B, data):
+    """(records, scratch, per_state) for a batch of B states: the Data's records (one per state)
+    or pooled per-chunk records."""
+    if data is not None:
+        data._check_batch(B)
+        return data._R, data._S, True, None
+    nchunk = n_chunks(B)
+    pool = km._pool.setdefault(nchunk, [])
+    try:
+        R, S = pool.pop()
+    except IndexError:
+        R = np.zeros((nchunk, int(km._mb[layout.H_REC])))
+        # each chunk's scratch row is followed by a group's workspace where groups run (lanes)
+        S = np.zeros((nchunk, int(km._mb[layout.H_SCR]) + layout.lane_size(km._mb)))
+    return R, S, False, (pool, (R, S))
+
+
+def release_batch(token):
+    if token is not None:
+        token[0].append(token[1])
+
+
+def status_array(B):
+    return np.zeros((B, 2), dtype=np.int64)
+
+
+def result_array(out, n, nv, usable=True):
+    """``out`` where it can hold the (n, nv) result of a batch (C-ordered, writeable float64), else
+    a new array: callers that reuse their result buffers from batch to batch (the sweeps) do not
+    fault fresh pages in every time."""
+    if (usable and out is not None and out.shape == (n, nv) and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable):
+        return out
+    return np.empty((n, nv))

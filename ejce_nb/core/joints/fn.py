@@ -1,0 +1,460 @@
+"""Coordinate functions of Composite joints: the amount of each elementary motion.
+
+Each function is a sum of terms, encoded for the kernels as a flat float list
+``[kind, ...parameters]`` (see ``joints.codes``); ``Sum`` concatenates the terms of its parts.
+"""
+import numpy as np
+
+from ...errors import ModelError
+from . import codes as C
+
+
+def _floats(values, what, ndim=1):
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be numbers, got {values!r}") from None
+    if arr.ndim != ndim:
+        raise ModelError(f"{what} must be a {ndim}-d list of numbers, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what} must be finite, got {values!r}")
+    arr = arr.copy()                # never alias the caller's array; specs are immutable
+    arr.flags.writeable = False
+    return arr
+
+
+_JSON_TYPES = ((bool, "a boolean"), (str, "a string"), (type(None), "null"), (dict, "an object"),
+               (list, "an array"))
+
+
+def _json_kind(x):
+    return next((name for t, name in _JSON_TYPES if isinstance(x, t)), type(x).__name__)
+
+
+def _is_number(x):
+    return (isinstance(x, (int, float, np.integer, np.floating))
+            and not isinstance(x, (bool, np.bool_)))
+
+
+def check_json_numbers(value, where, scalar=False, nulls=False):
+    """Refuse anything in a model document that is not a number where numbers belong.
+
+    ``value`` must be a number (int or float; not a boolean, string or null) or, unless
+    ``scalar``, a list (nested to any depth) of numbers; ``nulls`` also allows null leaves
+    (limits: no limit).  numpy numbers and numeric arrays pass, so that documents built in Python
+    may hold them.  Shapes and values are the constructors' business; this only keeps strings
+    such as ``"1.0"`` and booleans (which numpy would silently convert) out.  Errors name the
+    offending element: ``bodies[2].com[1]: expected a number, got '0.5' (a string)``."""
+    stack = [(value, where)]
+    while stack:
+        x, w = stack.pop()
+        if _is_number(x):
+            if isinstance(x, (int, np.integer)):
+                try:
+                    float(x)
+                except OverflowError:
+                    raise ModelError(f"{w}: the integer {x} is too large for a float") from None
+            continue
+        if x is None and nulls:
+            continue
+        if isinstance(x, np.ndarray) and x.dtype.kind in "iuf" and not (scalar and x.ndim):
+            continue
+        if isinstance(x, (list, tuple)) and not scalar:
+            stack.extend((v, f"{w}[{k}]") for k, v in reversed(list(enumerate(x))))
+            continue
+        what = "a number" if scalar else "a number or a list of numbers"
+        if nulls:
+            what += " (or null)"
+        text = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
+        raise ModelError(f"{w}: expected {what}, got {text} ({_json_kind(x)})")
+    return value
+
+
+def _coord(coord, what):
+    if isinstance(coord, bool) or not isinstance(coord, (int, np.integer)) or coord < 0:
+        raise ModelError(f"{what} must be a non-negative coordinate index, got {coord!r}")
+    return int(coord)
+
+
+class Function:
+    """Base of the coordinate functions; ``terms()`` lists the encoded terms."""
+
+    def terms(self):
+        raise NotImplementedError
+
+    def value(self, q, t=0.0):
+        """The function's value at coordinates ``q`` (a sequence) and time ``t``, in Python."""
+        raise NotImplementedError
+
+    def max_coord(self):
+        """Largest coordinate index the function reads (-1: none)."""
+        return -1
+
+    def depends_on_time(self):
+        return False
+
+    def __add__(self, other):
+        return Sum(self, other)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        d = self.to_dict()
+        kind = d.pop("type")
+        return f"{kind}({', '.join(f'{k}={v!r}' for k, v in d.items())})"
+
+
+class Linear(Function):
+    """``offset + sum_k coeffs[k] q[k]`` over the joint's coordinates."""
+
+    def __init__(self, coeffs, offset=0.0):
+        self.coeffs = _floats(coeffs, "Linear coeffs")
+        self.offset = float(_floats([offset], "Linear offset")[0])
+
+    def terms(self):
+        return [[C.FN_LINEAR, self.offset, len(self.coeffs), *self.coeffs]]
+
+    def max_coord(self):
+        nz = np.nonzero(self.coeffs)[0]
+        return int(nz[-1]) if len(nz) else -1
+
+    def n_coeffs(self):
+        return len(self.coeffs)
+
+    def value(self, q, t=0.0):
+        return self.offset + float(sum(c * float(q[k]) for k, c in enumerate(self.coeffs) if c != 0.0))
+
+    def to_dict(self):
+        return {"type": "Linear", "coeffs": self.coeffs.tolist(), "offset": self.offset}
+
+
+class Poly(Function):
+    """Polynomial in ``q[coord]``, coefficients lowest order first."""
+
+    def __init__(self, coord, coeffs):
+        self.coord = _coord(coord, "Poly coord")
+        self.coeffs = _floats(coeffs, "Poly coeffs")
+        if len(self.coeffs) == 0:
+            raise ModelError("Poly coeffs must not be empty")
+
+    def terms(self):
+        return [[C.FN_POLY, self.coord, len(self.coeffs), *self.coeffs]]
+
+    def value(self, q, t=0.0):
+        return float(np.polyval(self.coeffs[::-1], float(q[self.coord])))
+
+    def max_coord(self):
+        return self.coord
+
+    def to_dict(self):
+        return {"type": "Poly", "coord": self.coord, "coeffs": self.coeffs.tolist()}
+
+
+def natural_spline_moments(x, y):
+    """Second derivatives at the knots of the natural cubic spline through (x, y)."""
+    n = len(x)
+    m = np.zeros(n)
+    if n < 3:
+        return m
+    h = np.diff(x)
+    A = np.zeros((n - 2, n - 2))
+    rhs = np.zeros(n - 2)
+    for i in range(1, n - 1):
+        k = i - 1
+        A[k, k] = (h[i - 1] + h[i]) / 3.0
+        if k > 0:
+            A[k, k - 1] = h[i - 1] / 6.0
+        if k < n - 3:
+            A[k, k + 1] = h[i] / 6.0
+        rhs[k] = (y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1]
+    m[1:-1] = np.linalg.solve(A, rhs)
+    return m
+
+
+def simm_spline_moments(x, y):
+    """Second derivatives at the knots of OpenSim's ``SimmSpline`` through (x, y): the cubic
+    spline of Forsythe, Malcolm and Moler (*Computer Methods for Mathematical Computations*),
+    whose third derivatives at the end knots are those of the cubics through the first and the
+    last four knots (fewer than four knots: the end second-derivative differences are zero; two
+    knots: a straight line).  This is OpenSim's algorithm (``SimmSpline::calcCoefficients``),
+    step by step."""
+    n = len(x)
+    m = np.zeros(n)
+    if n < 3:
+        return m
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    nm1 = n - 1
+    b = np.zeros(n)
+    c = np.zeros(n)
+    d = np.zeros(n)
+    d[0] = x[1] - x[0]
+    c[1] = (y[1] - y[0]) / d[0]
+    for i in range(1, nm1):
+        d[i] = x[i + 1] - x[i]
+        b[i] = 2.0 * (d[i - 1] + d[i])
+        c[i + 1] = (y[i + 1] - y[i]) / d[i]
+        c[i] = c[i + 1] - c[i]
+    b[0] = -d[0]
+    b[nm1] = -d[n - 2]
+    c[0] = 0.0
+    c[nm1] = 0.0
+    if n > 3:
+        d31 = x[3] - x[1]
+        d20 = x[2] - x[0]
+        d1 = x[nm1] - x[n - 3]
+        d2 = x[nm1 - 1] - x[n - 4]
+        d30 = x[3] - x[0]
+        d3 = x[nm1] - x[n - 4]
+        c[0] = c[2] / d31 - c[1] / d20
+        c[nm1] = c[n - 2] / d1 - c[n - 3] / d2
+        c[0] = c[0] * d[0] * d[0] / d30
+        c[nm1] = -c[nm1] * d[n - 2] * d[n - 2] / d3
+    for i in range(1, n):
+        t = d[i - 1] / b[i - 1]
+        b[i] -= t * d[i - 1]
+        c[i] -= t * c[i - 1]
+    c[nm1] /= b[nm1]
+    for ib in range(nm1):
+        i = n - ib - 2
+        c[i] = (c[i] - d[i] * c[i + 1]) / b[i]
+    # c now holds s''/6 at the knots (OpenSim multiplies it by 3 for its power-form coefficient)
+    return 6.0 * c
+
+
+def clamped_spline_moments(x, y, s0, s1):
+    """Second derivatives at the knots of the cubic spline through (x, y) with first derivatives
+    s0 at x[0] and s1 at x[-1]."""
+    n = len(x)
+    h = np.diff(x)
+    A = np.zeros((n, n))
+    rhs = np.zeros(n)
+    A[0, 0], A[0, 1] = h[0] / 3.0, h[0] / 6.0
+    rhs[0] = (y[1] - y[0]) / h[0] - s0
+    A[n - 1, n - 2], A[n - 1, n - 1] = h[-1] / 6.0, h[-1] / 3.0
+    rhs[n - 1] = s1 - (y[-1] - y[-2]) / h[-1]
+    for i in range(1, n - 1):
+        A[i, i - 1] = h[i - 1] / 6.0
+        A[i, i] = (h[i - 1] + h[i]) / 3.0
+        A[i, i + 1] = h[i] / 6.0
+        rhs[i] = (y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1]
+    return np.linalg.solve(A, rhs)
+
+
+SPLINE_ENDS = ("natural", "simm", "clamped")
+
+
+def _spline_eval(x, y, m, xv):
+    """(value, first, second derivative) at xv of the cubic through knots (x, y) with second
+    derivatives m, linear beyond the end knots (as the kernels evaluate it)."""
+    n = len(x)
+    if xv <= x[0] or xv >= x[-1]:
+        left = xv <= x[0]
+        i = 0 if left else n - 2
+        e = i if left else i + 1
+        h = x[i + 1] - x[i]
+        slope = (y[i + 1] - y[i]) / h + (-h * (2.0 * m[i] + m[i + 1]) / 6.0 if left
+                                          else h * (m[i] + 2.0 * m[i + 1]) / 6.0)
+        return y[e] + slope * (xv - x[e]), slope, 0.0
+    i = min(int(np.searchsorted(x, xv, side="right")) - 1, n - 2)
+    h = x[i + 1] - x[i]
+    c1 = (y[i + 1] - y[i]) / h - h * (2.0 * m[i] + m[i + 1]) / 6.0
+    c2 = 0.5 * m[i]
+    c3 = (m[i + 1] - m[i]) / (6.0 * h)
+    u = xv - x[i]
+    return y[i] + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u), 2.0 * c2 + 6.0 * c3 * u
+
+
+class Spline(Function):
+    """Cubic spline of ``q[coord]`` through the knots (x, y); linear beyond the end knots, with
+    the spline's end slopes.  ``end`` sets its end conditions: ``"natural"`` (zero second
+    derivatives at the end knots), ``"simm"`` (OpenSim's ``SimmSpline``: the third derivatives at
+    the ends are those of the cubics through the first and last four knots) or ``"clamped"``
+    (first derivatives ``slopes = (s0, s1)`` at the end knots)."""
+
+    def __init__(self, coord, x, y, end="natural", slopes=None):
+        self.coord = _coord(coord, "Spline coord")
+        self.x = _floats(x, "Spline knots x")
+        self.y = _floats(y, "Spline values y")
+        if end not in SPLINE_ENDS:
+            raise ModelError(f"Spline end must be one of {list(SPLINE_ENDS)}, got {end!r}")
+        self.end = end
+        if len(self.x) < 2:
+            raise ModelError(f"Spline needs at least 2 knots, got {len(self.x)}")
+        if len(self.x) != len(self.y):
+            raise ModelError(f"Spline values y ({len(self.y)}) and knots x ({len(self.x)}) differ in length")
+        if np.any(np.diff(self.x) <= 0):
+            raise ModelError(f"Spline knots x must be strictly increasing, got {self.x.tolist()}")
+        if (end == "clamped") != (slopes is not None):
+            raise ModelError('Spline slopes (s0, s1) are given exactly when end="clamped"')
+        self.slopes = None if slopes is None else _floats(slopes, "Spline slopes")
+        if self.slopes is not None and self.slopes.shape != (2,):
+            raise ModelError(f"Spline slopes must be two numbers (s0, s1), got {slopes!r}")
+        with np.errstate(all="ignore"):
+            if end == "natural":
+                self.m = natural_spline_moments(self.x, self.y)
+            elif end == "simm":
+                self.m = simm_spline_moments(self.x, self.y)
+            else:
+                self.m = clamped_spline_moments(self.x, self.y, *self.slopes)
+        if not np.all(np.isfinite(self.m)):
+            raise ModelError("Spline values y are too large: the spline's second derivatives overflow")
+        self.m.flags.writeable = False
+
+    def terms(self):
+        n = len(self.x)
+        return [[C.FN_SPLINE, self.coord, n, *self.x, *self.y, *self.m]]
+
+    def max_coord(self):
+        return self.coord
+
+    def value(self, q, t=0.0):
+        return _spline_eval(self.x, self.y, self.m, float(q[self.coord]))[0]
+
+    def derivatives(self, xv):
+        """(value, first, second derivative) of the spline at ``xv``."""
+        return _spline_eval(self.x, self.y, self.m, float(xv))
+
+    def to_dict(self):
+        d = {"type": "Spline", "coord": self.coord, "x": self.x.tolist(), "y": self.y.tolist()}
+        if self.end != "natural":
+            d["end"] = self.end
+        if self.slopes is not None:
+            d["slopes"] = self.slopes.tolist()
+        return d
+
+
+class PiecewiseLinear(Spline):
+    """Piecewise-linear interpolation of ``q[coord]`` through the knots, extended beyond the end
+    knots along the end segments (OpenSim's ``PiecewiseLinearFunction``).  Its slope jumps at
+    the inner knots: the dynamics there take the slope of the segment the coordinate lies in."""
+
+    def __init__(self, coord, x, y):
+        super().__init__(coord, x, y)
+        self.end = "linear"
+        self.m = np.zeros(len(self.x))
+        self.m.flags.writeable = False
+
+    def to_dict(self):
+        return {"type": "PiecewiseLinear", "coord": self.coord, "x": self.x.tolist(), "y": self.y.tolist()}
+
+
+class TimePoly(Function):
+    """Polynomial in time ``t``, lowest order first."""
+
+    def __init__(self, coeffs):
+        self.coeffs = _floats(coeffs, "TimePoly coeffs")
+        if len(self.coeffs) == 0:
+            raise ModelError("TimePoly coeffs must not be empty")
+
+    def terms(self):
+        return [[C.FN_TIMEPOLY, len(self.coeffs), *self.coeffs]]
+
+    def value(self, q, t=0.0):
+        return float(np.polyval(self.coeffs[::-1], float(t)))
+
+    def depends_on_time(self):
+        return bool(np.any(self.coeffs[1:] != 0))
+
+    def to_dict(self):
+        return {"type": "TimePoly", "coeffs": self.coeffs.tolist()}
+
+
+class Harmonic(Function):
+    """``amplitude * sin(omega * t + phase)``."""
+
+    def __init__(self, amplitude, omega, phase=0.0):
+        self.amplitude, self.omega, self.phase = (
+            float(_floats([v], f"Harmonic {what}")[0])
+            for v, what in ((amplitude, "amplitude"), (omega, "omega"), (phase, "phase")))
+
+    def terms(self):
+        return [[C.FN_HARMONIC, self.amplitude, self.omega, self.phase]]
+
+    def value(self, q, t=0.0):
+        return self.amplitude * float(np.sin(self.omega * float(t) + self.phase))
+
+    def depends_on_time(self):
+        return self.amplitude != 0.0 and self.omega != 0.0
+
+    def to_dict(self):
+        return {"type": "Harmonic", "amplitude": self.amplitude, "omega": self.omega,
+                "phase": self.phase}
+
+
+class Sum(Function):
+    """Sum of coordinate functions (e.g. a coordinate plus a time drive)."""
+
+    def __init__(self, *parts):
+        if len(parts) == 1 and isinstance(parts[0], (list, tuple)):
+            parts = tuple(parts[0])
+        if not parts:
+            raise ModelError("Sum needs at least one function")
+        flat = []
+        for p in parts:
+            if not isinstance(p, Function):
+                raise ModelError(f"Sum parts must be ej.fn functions, got {p!r}")
+            flat.extend(p.parts if isinstance(p, Sum) else [p])
+        self.parts = flat
+
+    def terms(self):
+        return [t for p in self.parts for t in p.terms()]
+
+    def value(self, q, t=0.0):
+        return float(sum(p.value(q, t) for p in self.parts))
+
+    def max_coord(self):
+        return max(p.max_coord() for p in self.parts)
+
+    def depends_on_time(self):
+        return any(p.depends_on_time() for p in self.parts)
+
+    def to_dict(self):
+        return {"type": "Sum", "parts": [p.to_dict() for p in self.parts]}
+
+    def __repr__(self):
+        return "Sum(" + ", ".join(repr(p) for p in self.parts) + ")"
+
+
+# the fields of each kind that hold numbers (coord is an index: ``_coord`` wants an integer)
+_NUMBER_FIELDS = {"Linear": ("coeffs", "offset"), "Poly": ("coeffs",), "Spline": ("x", "y", "slopes"),
+                  "PiecewiseLinear": ("x", "y"),
+                  "TimePoly": ("coeffs",), "Harmonic": ("amplitude", "omega", "phase")}
+_SCALAR_FIELDS = ("offset", "amplitude", "omega", "phase")
+
+_KINDS = {"Linear": Linear, "Poly": Poly, "Spline": Spline, "PiecewiseLinear": PiecewiseLinear, "TimePoly": TimePoly,
+          "Harmonic": Harmonic, "Sum": Sum}
+
+
+def from_dict(d, where="fn"):
+    """Rebuild a function from ``to_dict`` output; errors name ``where`` (a path in the file)."""
+    if not isinstance(d, dict):
+        raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
+    if "type" not in d:
+        raise ModelError(f"{where}.type is missing")
+    kind = d["type"]
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise ModelError(f"{where}.type: unknown function {kind!r}; known: {sorted(_KINDS)}")
+    args = {k: v for k, v in d.items() if k != "type"}
+    for field in _NUMBER_FIELDS.get(kind, ()):
+        if field in args:
+            check_json_numbers(args[field], f"{where}.{field}", scalar=field in _SCALAR_FIELDS)
+    try:
+        if kind == "Sum":
+            if set(args) - {"parts"}:
+                raise ModelError(f"{where}: unknown fields {sorted(set(args) - {'parts'})} for Sum (expected 'parts')")
+            parts = args.get("parts")
+            if not isinstance(parts, list):
+                raise ModelError(f"{where}.parts: expected a list")
+            return Sum(*[from_dict(p, f"{where}.parts[{i}]") for i, p in enumerate(parts)])
+        return _KINDS[kind](**args)
+    except ModelError as e:
+        if str(e).startswith(where):
+            raise
+        # constructors word their errors "<Kind> <field> ..." ("Spline knots x": field x)
+        words = str(e).split()
+        field = next((w for w in words[1:3] if w in args), None) if words and words[0] == kind else None
+        raise ModelError(f"{where}{'.' + field if field else ''}: {e}") from None
+    except TypeError as e:
+        raise ModelError(f"{where}: bad fields for {kind}: {e}") from None

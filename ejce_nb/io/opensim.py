@@ -1,0 +1,409 @@
+"""OpenSim models (``.osim``, OpenSim 4 format) as ``ej.Model``: bodies, joints, coordinates and
+coordinate couplers, read with ``xml.etree`` (OpenSim itself is not needed).
+
+Mapping (OpenSim -> ejce_nb):
+  * ``Ground`` -> body 0 (the world); each ``Body`` -> a body with OpenSim's ``mass``,
+    ``mass_center`` and ``inertia`` (Ixx Iyy Izz Ixy Ixz Iyz about the centre of mass, body
+    axes); ``gravity`` -> the model's gravity.
+  * A joint's parent and child frames (a ``PhysicalOffsetFrame`` of its ``frames``, or a body)
+    -> ``placement`` (P in the parent body) and ``child_placement`` (C in the child body); an
+    offset frame's ``orientation`` is a body-fixed X-Y-Z Euler sequence, R = Rx Ry Rz.
+  * ``CustomJoint`` -> ``Composite``: its three translation axes (``translation1..3``, along
+    axes of P) then its three rotations (``rotation1..3``, each about its axis in the frame the
+    previous rotations moved to), each amount a function of the joint's coordinates (OpenSim's
+    ``SpatialTransform``); axes need not be orthogonal.  ``PinJoint`` -> ``Revolute`` about z;
+    ``SliderJoint`` -> ``Prismatic`` along x; ``UniversalJoint`` -> rotations about x then
+    the moved y; ``PlanarJoint`` (rz, tx, ty) -> translations along x, y then a rotation about
+    z; ``GimbalJoint``, ``BallJoint`` (rx, ry, rz: body-fixed X-Y-Z) and ``FreeJoint`` (rx, ry,
+    rz, tx, ty, tz; translations in P) -> ``Composite``; ``WeldJoint`` -> ``Fixed``.  Each
+    joint's coordinates keep OpenSim's order; their velocities are the coordinate rates (for
+    ``BallJoint`` and ``FreeJoint``, whose OpenSim speeds are angular velocities, this is the
+    one difference: the same mechanism, other velocity variables).
+  * ``Coordinate`` -> a coordinate named as in the file (``model.coordinate_names``), its
+    ``default_value`` in ``model.neutral()``, its ``range`` as limits.  ``locked`` coordinates are
+    fixed at their default value (``locked="fixed"``; ``"free"`` keeps them as coordinates).
+  * ``CoordinateCouplerConstraint`` (enforced) -> a coupler (``ModelBuilder.add_coupler``):
+    the dependent coordinate is eliminated exactly.
+  * Functions: ``opensim_fn``.
+  * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
+    ``model.summary()``: forces (muscles, ligaments, actuators, contact), markers, contact
+    geometry, probes, controllers, constraints other than couplers, prescribed motions.
+"""
+import os
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..model.builder import ModelBuilder, balance_inertia as _balance, inertia_defect
+from ..errors import ModelError
+from ..core.joints import fn as _fn
+from ..core.joints import specs as J
+from ..core.transform import Transform
+from .urdf import InertiaWarning
+from . import opensim_fn as F
+
+
+class OpenSimWarning(UserWarning):
+    """What an OpenSim file holds that the model leaves out (``left_out``: {kind: count})."""
+
+    def __init__(self, message, left_out=None):
+        super().__init__(message)
+        self.left_out = dict(left_out or {})
+
+
+JOINT_KINDS = ("CustomJoint", "WeldJoint", "PinJoint", "SliderJoint", "UniversalJoint", "PlanarJoint",
+               "GimbalJoint", "BallJoint", "FreeJoint")
+X, Y, Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+# (rotation or translation, axis, coordinate) of each built-in joint kind, in Composite order
+_BUILTIN = {"WeldJoint": [], "PinJoint": [("R", Z, 0)], "SliderJoint": [("T", X, 0)],
+            "UniversalJoint": [("R", X, 0), ("R", Y, 1)],
+            "PlanarJoint": [("T", X, 1), ("T", Y, 2), ("R", Z, 0)],
+            "GimbalJoint": [("R", X, 0), ("R", Y, 1), ("R", Z, 2)],
+            "BallJoint": [("R", X, 0), ("R", Y, 1), ("R", Z, 2)],
+            "FreeJoint": [("T", X, 3), ("T", Y, 4), ("T", Z, 5), ("R", X, 0), ("R", Y, 1), ("R", Z, 2)]}
+
+
+def _rot(axis, a):
+    ax = np.asarray(axis, dtype=float)
+    ax = ax / np.linalg.norm(ax)
+    K = np.array([[0.0, -ax[2], ax[1]], [ax[2], 0.0, -ax[0]], [-ax[1], ax[0], 0.0]])
+    return np.eye(3) + np.sin(a) * K + (1.0 - np.cos(a)) * K @ K
+
+
+def xyz_body_fixed(angles):
+    """R = Rx(a) Ry(b) Rz(c): OpenSim's frame orientation."""
+    a, b, c = angles
+    return _rot(X, a) @ _rot(Y, b) @ _rot(Z, c)
+
+
+def _text(el, tag, default=None):
+    c = el.find(tag)
+    return default if c is None or c.text is None else c.text.strip()
+
+
+def _name_of_path(path):
+    return path.rstrip("/").split("/")[-1] if path else path
+
+
+class _Coordinate:
+    def __init__(self, el, where):
+        self.name = el.get("name")
+        if not self.name:
+            raise ModelError(f"{where}: <Coordinate> without a name")
+        w = f"{where}: coordinate {self.name!r}"
+        d = F.numbers(el, "default_value", w, 1)
+        self.default = 0.0 if d is None else d[0]
+        r = F.numbers(el, "range", w, 2)
+        self.range = (-np.inf, np.inf) if r is None else (r[0], r[1])
+        if self.range[0] > self.range[1]:
+            raise ModelError(f"{w}: <range> {list(self.range)} is not increasing")
+        self.locked = _text(el, "locked", "false").lower() == "true"
+        self.prescribed = _text(el, "prescribed", "false").lower() == "true"
+
+
+class _Joint:
+    def __init__(self, el, where):
+        self.kind = el.tag
+        self.name = el.get("name")
+        self.where = f"{where}: {self.kind} {self.name!r}"
+        if self.kind not in JOINT_KINDS:
+            raise ModelError(f"{where}: {self.kind} {self.name!r}: joint kind not supported "
+                             f"(supported: {', '.join(JOINT_KINDS)})")
+        self.el = el
+        self.parent_frame = _text(el, "socket_parent_frame")
+        self.child_frame = _text(el, "socket_child_frame")
+        if not self.parent_frame or not self.child_frame:
+            raise ModelError(f"{self.where}: <socket_parent_frame> and <socket_child_frame> are required "
+                             "(OpenSim 4 format)")
+        cs = el.find("coordinates")
+        self.coords = [] if cs is None else [_Coordinate(c, self.where) for c in cs.findall("Coordinate")]
+        self.frames = {}
+        fr = el.find("frames")
+        for f in ([] if fr is None else fr.findall("PhysicalOffsetFrame")):
+            self.frames[f.get("name")] = f
+
+
+def _frame(joint, name, bodies, where, depth=0):
+    """(body name, Transform of the frame in the body) of a joint's frame (an offset frame of
+    its own, or a body or the ground by path)."""
+    key = _name_of_path(name)
+    if key in joint.frames and depth < 10:
+        f = joint.frames[key]
+        w = f"{where}: frame {key!r}"
+        parent = _text(f, "socket_parent")
+        if not parent:
+            raise ModelError(f"{w}: <socket_parent> is missing")
+        t = F.numbers(f, "translation", w, 3) or [0.0, 0.0, 0.0]
+        o = F.numbers(f, "orientation", w, 3) or [0.0, 0.0, 0.0]
+        body, T = _frame(joint, parent, bodies, where, depth + 1) if _name_of_path(parent) in joint.frames \
+            else (_body_of(parent, bodies, w), Transform())
+        R = T.rotation @ xyz_body_fixed(o)
+        return body, Transform(R, T.rotation @ np.asarray(t) + T.translation)
+    return _body_of(name, bodies, where), Transform()
+
+
+def _body_of(path, bodies, where):
+    key = _name_of_path(path)
+    if key in bodies or key == "ground":
+        return key
+    raise ModelError(f"{where}: frame {path!r} is neither a frame of the joint nor a body")
+
+
+def _read(path):
+    source = os.fspath(path) if not (isinstance(path, str) and path.lstrip().startswith("<")) else "<osim text>"
+    try:
+        if source == "<osim text>":
+            root = ET.fromstring(path)
+        else:
+            root = ET.parse(source).getroot()
+    except OSError as e:
+        raise ModelError(f"{source}: cannot read OpenSim file: {e}") from None
+    except ET.ParseError as e:
+        raise ModelError(f"{source}: malformed XML: {e}") from None
+    model = root.find("Model") if root.tag == "OpenSimDocument" else (root if root.tag == "Model" else None)
+    if model is None:
+        raise ModelError(f"{source}: not an OpenSim model (no <Model> under <{root.tag}>)")
+    version = root.get("Version", "40000")
+    if version.isdigit() and int(version) < 30000:
+        raise ModelError(f"{source}: OpenSim document version {version} is not supported (OpenSim 4 format)")
+    if model.find("JointSet") is None and model.find("BodySet") is not None and \
+            model.find("BodySet").find("objects/Body/Joint") is not None:
+        raise ModelError(f"{source}: OpenSim 3.3 format (joints inside bodies) is not supported; open and "
+                         "save the file in OpenSim 4 to convert it")
+    return model, source
+
+
+def _objects(model, set_tag):
+    s = model.find(set_tag)
+    if s is None:
+        return []
+    o = s.find("objects")
+    return [] if o is None else list(o)
+
+
+def load_opensim(path, locked="fixed", strict=False, balance_inertia=False):
+    """Load an OpenSim model (``.osim`` path, or the XML text) as an ``ej.Model`` (see the
+    module's mapping).  ``locked``: ``"fixed"`` welds locked coordinates at their default value,
+    ``"free"`` keeps them as coordinates.  Inertias that break the triangle inequality (common
+    in published models) are kept as written with an ``ej.InertiaWarning``; ``strict=True``
+    refuses them, ``balance_inertia=True`` balances them (as ``load_urdf``).  What the model
+    leaves out is reported by one ``ej.OpenSimWarning`` and in ``model.summary()``.  Errors
+    (``ej.ModelError``) name the file and the element."""
+    if locked not in ("fixed", "free"):
+        raise ModelError(f'load_opensim: locked must be "fixed" or "free", got {locked!r}')
+    if strict and balance_inertia:
+        raise ModelError("load_opensim: strict=True refuses inconsistent inertias and balance_inertia=True "
+                         "repairs them; give one or the other")
+    model, source = _read(path)
+    try:
+        return _load(model, source, locked == "fixed", "raise" if strict else "balance" if balance_inertia else "keep")
+    except ModelError as e:
+        msg = str(e)
+        raise ModelError(msg if msg.startswith(source) else f"{source}: {msg}") from None
+
+
+def _load(model, source, fix_locked, policy):
+    g = F.numbers(model, "gravity", "<gravity>", 3)
+    gravity = (0.0, -9.80665, 0.0) if g is None else g
+    bodies = {}
+    for el in _objects(model, "BodySet"):
+        if el.tag != "Body":
+            raise ModelError(f"BodySet: unknown element <{el.tag}>")
+        name = el.get("name")
+        w = f"body {name!r}"
+        if not name or name in bodies or name == "ground":
+            raise ModelError(f"{w}: a body needs a unique name (not 'ground')")
+        mass = (F.numbers(el, "mass", w, 1) or [0.0])[0]
+        com = F.numbers(el, "mass_center", w, 3) or [0.0, 0.0, 0.0]
+        i6 = F.numbers(el, "inertia", w, 6) or [0.0] * 6
+        I = np.array([[i6[0], i6[3], i6[4]], [i6[3], i6[1], i6[5]], [i6[4], i6[5], i6[2]]])
+        bodies[name] = (mass, com, I)
+    joints = []
+    for el in _objects(model, "JointSet"):
+        joints.append(_Joint(el, "JointSet"))
+    # the tree: each body has one joint; parents before children
+    by_child, order = {}, []
+    for jt in joints:
+        pb, P = _frame(jt, jt.parent_frame, bodies, jt.where)
+        cb, Cp = _frame(jt, jt.child_frame, bodies, jt.where)
+        if cb == "ground":
+            raise ModelError(f"{jt.where}: the child frame is on the ground (reversed joints are not supported)")
+        if cb in by_child:
+            raise ModelError(f"{jt.where}: body {cb!r} already has joint {by_child[cb][0].name!r} (closed loops "
+                             "are not supported)")
+        by_child[cb] = (jt, pb, P, Cp)
+    placed = {"ground"}
+    while len(order) < len(by_child):
+        grew = False
+        for cb, (jt, pb, P, Cp) in by_child.items():
+            if cb not in placed and pb in placed:
+                order.append(cb)
+                placed.add(cb)
+                grew = True
+        if not grew:
+            rest = sorted(set(by_child) - placed)
+            raise ModelError(f"bodies {rest} are not connected to the ground by joints")
+    missing = sorted(set(bodies) - set(by_child))
+    if missing:
+        raise ModelError(f"bodies {missing} have no joint (every OpenSim body needs one)")
+
+    b = ModelBuilder(gravity=gravity)
+    notes, coord_at, locked_value = [], {}, {}
+    reports = []
+    for cb in order:
+        jt, pb, P, Cp = by_child[cb]
+        spec, P2, names, kept = _joint_spec(jt, P, fix_locked, locked_value)
+        mass, com, I = bodies[cb]
+        defect = inertia_defect(I) if np.abs(I).max() > 0 else None
+        as_written = False
+        if defect is not None:
+            if policy == "raise":
+                raise ModelError(f"body {cb!r}: <inertia>: {defect} (strict=True refuses physically inconsistent "
+                                 "inertias)")
+            reports.append((cb, defect, np.linalg.eigvalsh(I).tolist(), policy == "balance"))
+            if policy == "balance":
+                I = _balance(I)
+            else:
+                as_written = True
+        j = b.add_body(cb, parent="world" if pb == "ground" else pb, joint=spec, placement=P2, child_placement=Cp,
+                       mass=mass, com=com, inertia=I, inertia_as_written=as_written, joint_name=jt.name,
+                       q_lower=[c.range[0] for c in kept] or None, q_upper=[c.range[1] for c in kept] or None,
+                       coordinate_names=names or None, q_default=[c.default for c in kept] or None)
+        for k, c in enumerate(kept):
+            coord_at[c.name] = (j, k)
+        for c in jt.coords:
+            if c.prescribed:
+                notes.append(f"coordinate {c.name!r} is prescribed in the file; it is a free coordinate here")
+    left = {}
+    for el in _objects(model, "ConstraintSet"):
+        enforced = _text(el, "isEnforced", "true").lower() == "true"
+        if el.tag == "CoordinateCouplerConstraint" and enforced:
+            _coupler(b, el, coord_at, locked_value)
+        else:
+            key = el.tag + ("" if enforced else " (not enforced)")
+            left[key] = left.get(key, 0) + 1
+    for set_tag in ("ForceSet", "MarkerSet", "ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
+        for el in _objects(model, set_tag):
+            left[el.tag] = left.get(el.tag, 0) + 1
+    if left:
+        notes.append("left out: " + ", ".join(f"{n} {k}" for k, n in sorted(left.items())))
+    b.notes = notes
+    m = b.build()
+    for body, defect, moments, balanced in reports:
+        what = "balanced" if balanced else "kept as written (balance_inertia=True balances it, strict=True refuses it)"
+        warnings.warn(InertiaWarning(f"{source}: body {body!r}: <inertia>: {defect}; {what}", source=source,
+                                     link=body, moments=moments, balanced=balanced), stacklevel=3)
+    if left:
+        warnings.warn(OpenSimWarning(f"{source}: not loaded (a rigid-body model does not hold them): "
+                                     + ", ".join(f"{n} {k}" for k, n in sorted(left.items())), left), stacklevel=3)
+    return m
+
+
+def _joint_spec(jt, P, fix_locked, locked_value):
+    """(joint spec, placement, coordinate names, kept coordinates) of an OpenSim joint; locked
+    coordinates welded at their default value when ``fix_locked``."""
+    cnames = [c.name for c in jt.coords]
+    motions = []      # (kind "R"/"T", axis, fn of the joint's OpenSim coordinates)
+    if jt.kind == "CustomJoint":
+        st = jt.el.find("SpatialTransform")
+        if st is None:
+            raise ModelError(f"{jt.where}: <SpatialTransform> is missing")
+        axes = {ta.get("name"): ta for ta in st.findall("TransformAxis")}
+        for kind, names in (("T", ("translation1", "translation2", "translation3")),
+                            ("R", ("rotation1", "rotation2", "rotation3"))):
+            for an in names:
+                ta = axes.get(an)
+                if ta is None:
+                    continue
+                w = f"{jt.where}: TransformAxis {an!r}"
+                axis = F.numbers(ta, "axis", w, 3)
+                if axis is None or np.linalg.norm(axis) == 0.0:
+                    raise ModelError(f"{w}: <axis> is missing or zero")
+                used = (_text(ta, "coordinates", "") or "").split()
+                for u in used:
+                    if u not in cnames:
+                        raise ModelError(f"{w}: coordinate {u!r} is not a coordinate of the joint ({cnames})")
+                el = [c for c in ta if c.tag not in ("coordinates", "axis")]
+                if not el:
+                    if used:
+                        raise ModelError(f"{w}: a coordinate but no function")
+                    continue
+                f = F.translate(F.function_element(ta, w), [cnames.index(u) for u in used], w)
+                motions.append((kind, np.asarray(axis) / np.linalg.norm(axis), f))
+    else:
+        need = max([c for _, _, c in _BUILTIN[jt.kind]] + [-1]) + 1
+        if len(cnames) != need:
+            raise ModelError(f"{jt.where}: {need} coordinates expected, got {len(cnames)}")
+        motions = [(kind, np.asarray(ax), _fn.Linear(np.eye(need)[c])) for kind, ax, c in _BUILTIN[jt.kind]]
+    # locked coordinates -> their default value
+    kept = [c for c in jt.coords if not (fix_locked and c.locked)]
+    mapping = {k: kept.index(c) for k, c in enumerate(jt.coords) if c in kept}
+    q0 = np.array([c.default for c in jt.coords])
+    out = []
+    for kind, ax, f in motions:
+        reads = _reads(f)
+        if reads and not reads <= set(mapping):
+            if reads & set(mapping):
+                raise ModelError(f"{jt.where}: a transform axis reads both locked and free coordinates")
+            f = _fn.Linear([], offset=f.value(q0))
+        elif reads:
+            f = F.reindex(f, mapping)
+        if not F.is_zero(f):
+            out.append((kind, ax, f))
+    for c in jt.coords:
+        if fix_locked and c.locked:
+            locked_value[c.name] = c.default
+    # leading constant motions become part of the placement
+    R, r = np.array(P.rotation, dtype=float), np.array(P.translation, dtype=float)
+    while out and F.is_constant(out[0][2]):
+        kind, ax, f = out.pop(0)
+        a = f.value(np.zeros(0))
+        if kind == "R":
+            R = R @ _rot(ax, a)
+        else:
+            r = r + R @ (np.asarray(ax) * a)
+    P2 = Transform(R, r)
+    names = [c.name for c in kept]
+    if not out:
+        return J.Fixed(), P2, [], []
+    if len(out) == 1 and len(kept) == 1:
+        kind, ax, f = out[0]
+        if isinstance(f, _fn.Linear) and f.offset == 0.0 and len(f.coeffs) == 1 and f.coeffs[0] == 1.0:
+            return (J.Revolute(ax) if kind == "R" else J.Prismatic(ax)), P2, names, kept
+    mots = [(J.Rot if kind == "R" else J.Trans)(ax, f) for kind, ax, f in out]
+    return J.Composite(mots, len(kept)), P2, names, kept
+
+
+def _reads(f):
+    parts = f.parts if isinstance(f, _fn.Sum) else [f]
+    out = set()
+    for p in parts:
+        if isinstance(p, _fn.Linear):
+            out |= {k for k, c in enumerate(p.coeffs) if c != 0.0}
+        elif hasattr(p, "coord"):
+            out.add(p.coord)
+    return out
+
+
+def _coupler(b, el, coord_at, locked_value):
+    name = el.get("name")
+    w = f"CoordinateCouplerConstraint {name!r}"
+    dep = _text(el, "dependent_coordinate_name")
+    ind = (_text(el, "independent_coordinate_names", "") or "").split()
+    if not dep or not ind:
+        raise ModelError(f"{w}: <dependent_coordinate_name> and <independent_coordinate_names> are required")
+    for c in [dep] + ind:
+        if c in locked_value:
+            raise ModelError(f"{w}: coordinate {c!r} is locked (load with locked='free' to keep it)")
+        if c not in coord_at:
+            raise ModelError(f"{w}: no coordinate named {c!r}")
+    fe = el.find("coupled_coordinates_function")
+    if fe is None:
+        raise ModelError(f"{w}: <coupled_coordinates_function> is missing")
+    f = F.translate(F.function_element(fe, w), list(range(len(ind))), w)
+    s = F.numbers(el, "scale_factor", w, 1)
+    try:
+        b.add_coupler(coord_at[dep], [coord_at[c] for c in ind], f, 1.0 if s is None else s[0])
+    except ModelError as e:
+        raise ModelError(f"{w}: {e}") from None

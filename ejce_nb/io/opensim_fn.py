@@ -1,0 +1,143 @@
+"""OpenSim's functions (``Constant``, ``LinearFunction``, ``PolynomialFunction``, ``SimmSpline``,
+``NaturalCubicSpline``, ``PiecewiseLinearFunction``, ``MultiplierFunction``) as ``ej.fn``
+functions, read from their XML elements.
+
+OpenSim conventions kept: ``LinearFunction`` coefficients are (slope, intercept);
+``PolynomialFunction`` coefficients run from the highest power down; ``SimmSpline`` (and
+``NaturalCubicSpline``, which OpenSim reads as a ``SimmSpline``) is the spline of Forsythe,
+Malcolm and Moler (``fn.Spline(end="simm")``), extended linearly beyond its end knots with its
+end slopes, as OpenSim does; ``PiecewiseLinearFunction`` extends its end segments.
+"""
+import numpy as np
+
+from ..errors import ModelError
+from ..core.joints import fn as _fn
+
+SUPPORTED = ("Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
+             "PiecewiseLinearFunction", "MultiplierFunction")
+# OpenSim's other functions, and why they are refused
+REFUSED = {"StepFunction": "its derivative is not continuous (a smoothed step)",
+           "GCVSpline": "a generalised cross-validation spline (not translated)",
+           "Sine": "not translated", "PiecewiseConstantFunction": "it is discontinuous",
+           "MultivariatePolynomialFunction": "not translated",
+           "ExpressionBasedFunction": "an arbitrary expression (not translated)",
+           "SmoothSegmentedFunction": "not translated"}
+
+
+def numbers(el, tag, where, n=None):
+    """The numbers of the text of child ``tag`` of ``el`` (None when absent)."""
+    c = el.find(tag)
+    if c is None:
+        return None
+    try:
+        vals = [float(x) for x in (c.text or "").split()]
+    except ValueError:
+        raise ModelError(f"{where}: <{tag}>: expected numbers, got {c.text!r}") from None
+    if n is not None and len(vals) != n:
+        raise ModelError(f"{where}: <{tag}>: expected {n} numbers, got {len(vals)}")
+    if not all(np.isfinite(vals)):
+        raise ModelError(f"{where}: <{tag}>: numbers must be finite, got {c.text!r}")
+    return vals
+
+
+def function_element(parent, where):
+    """The one function element under ``parent`` (a TransformAxis, a coupler's
+    ``coupled_coordinates_function``, a ``MultiplierFunction``'s ``function``)."""
+    found = [c for c in parent if c.tag in SUPPORTED or c.tag in REFUSED or c.tag.endswith("Function")
+             or c.tag.endswith("Spline")]
+    if len(found) != 1:
+        raise ModelError(f"{where}: expected one function element, found "
+                         f"{[c.tag for c in found] if found else 'none'}")
+    return found[0]
+
+
+def translate(el, coords, where):
+    """The ``ej.fn`` function of OpenSim function element ``el`` whose argument i is coordinate
+    ``coords[i]`` of the target's coordinate vector (a joint's coordinates, a coupler's
+    independent coordinates)."""
+    kind = el.tag
+    who = f"{where}: {kind}" + (f" {el.get('name')!r}" if el.get("name") else "")
+    if kind in REFUSED:
+        raise ModelError(f"{who}: OpenSim's {kind} is not supported: {REFUSED[kind]}")
+    if kind not in SUPPORTED:
+        raise ModelError(f"{who}: unknown function kind {kind!r} (supported: {', '.join(SUPPORTED)})")
+    if kind == "Constant":
+        v = numbers(el, "value", who, 1)
+        return _fn.Linear([], offset=0.0 if v is None else v[0])
+    if kind == "MultiplierFunction":
+        inner = el.find("function")
+        if inner is None:
+            raise ModelError(f"{who}: <function> is missing")
+        s = numbers(el, "scale", who, 1)
+        return scaled(translate(function_element(inner, f"{who}.function"), coords, f"{who}.function"),
+                      1.0 if s is None else s[0])
+    if not coords:
+        raise ModelError(f"{who}: a function of a coordinate, but no coordinate is named for it")
+    if len(coords) > 1:
+        raise ModelError(f"{who}: a function of one argument given {len(coords)} coordinates")
+    k = coords[0]
+    if kind == "LinearFunction":
+        c = numbers(el, "coefficients", who, 2)
+        if c is None:
+            raise ModelError(f"{who}: <coefficients> is missing")
+        coeffs = np.zeros(k + 1)
+        coeffs[k] = c[0]
+        return _fn.Linear(coeffs, offset=c[1])
+    if kind == "PolynomialFunction":
+        c = numbers(el, "coefficients", who)
+        if not c:
+            raise ModelError(f"{who}: <coefficients> is missing or empty")
+        return _fn.Poly(k, c[::-1])
+    x, y = numbers(el, "x", who), numbers(el, "y", who)
+    if x is None or y is None:
+        raise ModelError(f"{who}: <x> and <y> are required")
+    try:
+        if kind == "PiecewiseLinearFunction":
+            return _fn.PiecewiseLinear(k, x, y)
+        return _fn.Spline(k, x, y, end="simm")
+    except ModelError as e:
+        raise ModelError(f"{who}: {e}") from None
+
+
+def scaled(f, s):
+    """``s * f`` as an ``ej.fn`` function of the same kind."""
+    if s == 1.0:
+        return f
+    if isinstance(f, _fn.Linear):
+        return _fn.Linear(s * f.coeffs, offset=s * f.offset)
+    if isinstance(f, _fn.Poly):
+        return _fn.Poly(f.coord, s * f.coeffs)
+    if isinstance(f, _fn.PiecewiseLinear):
+        return _fn.PiecewiseLinear(f.coord, f.x, s * f.y)
+    if isinstance(f, _fn.Spline):
+        return _fn.Spline(f.coord, f.x, s * f.y, end=f.end, slopes=None if f.slopes is None else s * f.slopes)
+    if isinstance(f, _fn.Sum):
+        return _fn.Sum(*[scaled(p, s) for p in f.parts])
+    raise ModelError(f"cannot scale {f!r}")
+
+
+def is_zero(f):
+    return isinstance(f, _fn.Linear) and f.offset == 0.0 and not np.any(f.coeffs)
+
+
+def is_constant(f):
+    return f.max_coord() < 0 and not f.depends_on_time()
+
+
+def reindex(f, mapping):
+    """``f`` with coordinate k read as coordinate ``mapping[k]``."""
+    if isinstance(f, _fn.Linear):
+        coeffs = np.zeros(max([mapping[k] + 1 for k in range(len(f.coeffs)) if f.coeffs[k] != 0.0] + [0]))
+        for k, c in enumerate(f.coeffs):
+            if c != 0.0:
+                coeffs[mapping[k]] = c
+        return _fn.Linear(coeffs, offset=f.offset)
+    if isinstance(f, _fn.Poly):
+        return _fn.Poly(mapping[f.coord], f.coeffs)
+    if isinstance(f, _fn.PiecewiseLinear):
+        return _fn.PiecewiseLinear(mapping[f.coord], f.x, f.y)
+    if isinstance(f, _fn.Spline):
+        return _fn.Spline(mapping[f.coord], f.x, f.y, end=f.end, slopes=f.slopes)
+    if isinstance(f, _fn.Sum):
+        return _fn.Sum(*[reindex(p, mapping) for p in f.parts])
+    return f

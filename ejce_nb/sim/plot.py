@@ -1,0 +1,222 @@
+"""Figures of a simulated trajectory (matplotlib, the ``plot`` extra): ``Trajectory.plot``.
+
+* the energy balance: for a conservative run (no damping, no active limits, no joint forces,
+  no time-driven joints) the relative drift (E - E0) / max(|E0|, max T), an integration error;
+  otherwise E - E0 beside the work of the joint limits and of the damping, and what remains
+  (the work of the joint forces and of time-driven joints, plus the integration error);
+* every coordinate (or those selected), by joint name and unit (rad, m), one panel per unit; the
+  rotation of a unit quaternion as its rotation vector (rad), not its four components;
+* given the model, 3-D stick figures of the mechanism (body origins, parent to child, equal
+  axes) at chosen times.
+
+What is left out (coordinates not selected, snapshot times past the end of a stopped or
+interrupted run) is said in the figure.
+"""
+import numpy as np
+
+
+def _matplotlib():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plots need matplotlib (pip install matplotlib, or the 'plot' extra)") from None
+    return Figure
+
+
+def require_matplotlib():
+    """Raise the ImportError of a missing matplotlib now (before a long run whose plot needs it)."""
+    _matplotlib()
+
+
+def _rotvec(qw):
+    """Rotation vectors (T, 3) of unit quaternions (T, 4) (w, x, y, z)."""
+    w = np.clip(qw[:, 0], -1.0, 1.0)
+    xyz = qw[:, 1:4]
+    s = np.linalg.norm(xyz, axis=1)
+    sign = np.where(w < 0, -1.0, 1.0)             # the shorter of the two rotations
+    ang = 2.0 * np.arctan2(s, np.abs(w))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.where(s > 1e-12, ang / np.where(s > 1e-12, s, 1.0), 2.0)
+    return (sign * f)[:, None] * xyz
+
+
+def coordinate_series(traj, model=None, trajectory=0):
+    """[(label, unit, values (T,))] of every coordinate of a trajectory: named by joint; with the
+    model, in rad or m (a coordinate whose motion is a rotation, a translation; "" for a mixed
+    one), a unit quaternion as the three components of its rotation vector (rad)."""
+    one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
+    q = one(traj.q)
+    names = traj.info.get("coordinate_names") or [f"q[{k}]" for k in range(q.shape[1])]
+    if model is None:
+        return [(names[k], "", q[:, k]) for k in range(q.shape[1])]
+    from ..algorithms.kinematics import joint_terms
+    from .simulate import _dof_tables
+    DOFQ, _, _ = _dof_tables(model)
+    J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
+    unit_of = {}
+    for k in range(model.nv):
+        c = int(DOFQ[k])
+        if c < 0:
+            continue
+        ang, lin = np.linalg.norm(J[:3, k]), np.linalg.norm(J[3:, k])
+        unit_of[c] = "rad" if lin <= 1e-12 * max(ang, 1.0) and ang > 0 else ("m" if ang <= 1e-12 and lin > 0 else "")
+    quat = {sl.start: (j, sl) for j, sl in model.quaternion_blocks()}
+    out = []
+    k = 0
+    while k < model.nq:
+        if k in quat:
+            j, sl = quat[k]
+            rv = _rotvec(q[:, sl])
+            for a, axis in enumerate("xyz"):
+                out.append((f"{model.joint_names[j]}.rotvec_{axis}", "rad", rv[:, a]))
+            k = sl.stop
+            continue
+        out.append((names[k], unit_of.get(k, ""), q[:, k]))
+        k += 1
+    return out
+
+
+def _energy_panel(ax, traj, trajectory):
+    one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
+    t, T, E = traj.t, one(traj.kinetic), one(traj.energy)
+    ok = np.isfinite(E)
+    W_lim = traj.limit_work
+    W_dmp = traj.damping_work
+    W_lim = None if W_lim is None else one(W_lim)
+    W_dmp = None if W_dmp is None else one(W_dmp)
+    scale = max(abs(E[ok][0]) if ok.any() else 0.0, float(np.nanmax(np.abs(T))) if ok.any() else 0.0, 1e-300)
+    # limits that were never touched (work at rounding of the energy) leave a conservative run so
+    used_limits = W_lim is not None and np.nanmax(np.abs(W_lim), initial=0.0) > 1e-12 * scale
+    forced = bool(traj.info.get("forced")) or bool(traj.info.get("rheonomic"))
+    method = f"{traj.info.get('method', '')}, dt = {traj.info.get('dt', float('nan')):g}"
+    if not ok.any():
+        ax.set_title("energy: no finite state recorded")
+        return
+    if W_dmp is None and not used_limits and not forced:
+        ax.plot(t[ok], (E[ok] - E[ok][0]) / scale, lw=1.0)
+        ax.set_ylabel("(E - E0) / max(|E0|, max T)")
+        ax.set_title(f"energy drift of a conservative run: an integration error ({method})")
+    else:
+        dE = E - E[ok][0]
+        ax.plot(t[ok], dE[ok], lw=1.2, color="k", label="E - E0")
+        rest = dE.copy()
+        if W_lim is not None:
+            ax.plot(t[ok], W_lim[ok], lw=1.0, label="work of the joint limits")
+            rest = rest - W_lim
+        if W_dmp is not None:
+            ax.plot(t[ok], W_dmp[ok], lw=1.0, label="work of the damping")
+            rest = rest - W_dmp
+        what = []
+        if traj.info.get("forced"):
+            what.append("joint forces")
+        if traj.info.get("rheonomic"):
+            what.append("time-driven joints")
+        label = ("work of the " + " and ".join(what) + " + integration error") if what else "integration error"
+        ax.plot(t[ok], rest[ok], lw=1.0, ls="--", label=f"rest: {label}")
+        ax.set_ylabel("energy (J)")
+        ax.set_title(f"energy balance ({method}); trapezoid rule over the recorded states")
+        ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+
+
+def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=None, trajectory=0):
+    """``Trajectory.plot``: energy balance, coordinates by name and unit, stick figures."""
+    Figure = _matplotlib()
+    series = coordinate_series(traj, model, trajectory)
+    n_all = len(series)
+    if coordinates is not None:
+        labels = [s[0] for s in series]
+        raw = traj.info.get("coordinate_names") or []
+        pick = []
+        for c in coordinates:
+            if isinstance(c, str):
+                hits = [k for k, lab in enumerate(labels) if lab == c or lab.startswith(c + ".")
+                        or lab.startswith(c + "[")]
+                if not hits and c in raw and model is None:
+                    hits = [raw.index(c)]
+                if not hits:
+                    raise ValueError(f"coordinates: no coordinate named {c!r}; the names are {labels}")
+                pick += hits
+            else:
+                k = int(c)
+                if not 0 <= k < n_all:
+                    raise ValueError(f"coordinates: index {k} is out of range (the trajectory has {n_all})")
+                pick.append(k)
+        series = [series[k] for k in dict.fromkeys(pick)]
+    units = list(dict.fromkeys(s[1] for s in series))
+    stick = model is not None and model.nbodies > 0
+    rows = 1 + max(1, len(units))
+    fig = Figure(figsize=(14 if stick else 9, 3.2 * rows + 0.8), layout="constrained")
+    grid = fig.add_gridspec(rows, 2 if stick else 1, width_ratios=[1.2, 1] if stick else None)
+    ax = fig.add_subplot(grid[0, 0])
+    _energy_panel(ax, traj, trajectory)
+    t = traj.t
+    for r, unit in enumerate(units or [""]):
+        axr = fig.add_subplot(grid[1 + r, 0], sharex=ax)
+        mine = [s for s in series if s[1] == unit]
+        for label, _, y in mine:
+            axr.plot(t, y, lw=1.0, label=label)
+        name = {"rad": "angles (rad)", "m": "lengths (m)"}.get(unit, "coordinates" + (f" ({unit})" if unit else ""))
+        axr.set_ylabel(name)
+        if mine:
+            axr.legend(fontsize=7, ncol=min(4, 1 + len(mine) // 8), loc="best")
+        axr.grid(alpha=0.3)
+        if r == len(units or [""]) - 1:
+            axr.set_xlabel("t (s)")
+    notes = []
+    if len(series) < n_all:
+        notes.append(f"{len(series)} of {n_all} coordinates shown (coordinates=)")
+    st = np.atleast_1d(np.asarray(traj.status))
+    b = trajectory if traj.batch is not None else 0
+    stop = float(np.atleast_1d(np.asarray(traj.stop_time))[b]) if traj.stop_time is not None else t[-1]
+    if st[b] != 0:
+        msg = traj.message[b] if isinstance(traj.message, list) else traj.message
+        notes.append(f"stopped at t = {stop:.6g}: " + (msg.split(": ", 1)[-1][:110] if msg else f"status {st[b]}"))
+    if stick:
+        _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes)
+    if notes:
+        fig.suptitle("; ".join(notes), fontsize=9)
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig
+
+
+def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
+    import matplotlib
+    from ..algorithms.kinematics import forward_kinematics
+    one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
+    t, q = traj.t, one(traj.q)
+    ax3 = fig.add_subplot(grid[:, 1], projection="3d")
+    good = np.nonzero(np.all(np.isfinite(q), axis=1))[0]
+    last = t[good[-1]] if len(good) else t[0]
+    times = [t[0], t[len(t) // 2], last] if snapshots is None else [float(x) for x in snapshots]
+    dropped = [x for x in times if x > last + 1e-12]
+    if dropped:
+        notes.append(f"snapshots at t = {', '.join(f'{x:g}' for x in dropped)} left out (past the last "
+                     f"recorded state, t = {last:.6g})")
+    times = [x for x in times if x <= last + 1e-12]
+    cmap = matplotlib.colormaps["viridis"]
+    pts = []
+    for i, ts in enumerate(times):
+        k = int(good[np.argmin(np.abs(t[good] - ts))]) if len(good) else 0
+        p = forward_kinematics(model, np.ascontiguousarray(q[k]), t=float(t[k])).p
+        pts.append(p)
+        color = cmap(0.85 * i / max(1, len(times) - 1))
+        for j in range(1, model.nbodies + 1):
+            a = p[model.parent[j]]
+            ax3.plot([a[0], p[j, 0]], [a[1], p[j, 1]], [a[2], p[j, 2]], color=color, lw=1.5,
+                     label=f"t = {t[k]:.4g} s" if j == 1 else None)
+        ax3.scatter(p[1:, 0], p[1:, 1], p[1:, 2], color=color, s=6)
+    if pts:
+        allp = np.concatenate(pts)
+        c = 0.5 * (allp.max(0) + allp.min(0))
+        r = 0.5 * max(float(np.max(allp.max(0) - allp.min(0))), 1e-9)
+        ax3.set_xlim(c[0] - r, c[0] + r)
+        ax3.set_ylim(c[1] - r, c[1] + r)
+        ax3.set_zlim(c[2] - r, c[2] + r)
+        ax3.set_box_aspect((1, 1, 1))
+        ax3.legend(fontsize=8)
+    ax3.set_title("body origins, parent to child (equal axes)")
+    ax3.set_xlabel("x (m)")
+    ax3.set_ylabel("y (m)")
+    ax3.set_zlabel("z (m)")
