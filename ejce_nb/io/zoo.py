@@ -9,7 +9,7 @@
 * ``arm7_urdf()``: the URDF text of ``arm7`` (shipped as ``data/arm7.urdf``); ``quadruped_urdf()``:
   a small quadruped for floating-base loading (``data/quadruped.urdf``).
 
-Run ``python -m ejce_nb.models DIR ...`` to rewrite the shipped files into the given directories.
+Run ``python -m ejce_nb.io.zoo DIR ...`` to rewrite the shipped files into the given directories.
 """
 import os
 import sys
