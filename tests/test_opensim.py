@@ -24,7 +24,23 @@ def _load(path, **kw):
         return ej.load_opensim(path, **kw)
 
 
-def compare(path, n=4, seed=0, dynamics=True, tol=1e-9):
+def lagrange(m, o, q, v, a, h=1e-6):
+    """The reduced inverse dynamics by Lagrange's equations of OpenSim's own mass matrix, reduced
+    by the coupler map (M = G^T M_full G; its Christoffel terms by central differences), with
+    OpenSim's inverse dynamics at zero velocity for the rest: for joints whose velocity terms
+    OpenSim's InverseDynamicsSolver does not reproduce."""
+    def M(x):
+        G = m.coupler_jacobian(x)
+        return G.T @ o.mass_matrix(m.expand(x)) @ G
+    dM = [(M(q + h * e) - M(q - h * e)) / (2 * h) for e in np.eye(m.nv)]
+    coriolis = sum(dM[k] * v[k] for k in range(m.nv)) @ v - 0.5 * np.array([v @ dM[k] @ v for k in range(m.nv)])
+    G = m.coupler_jacobian(q)
+    return G.T @ o.inverse_dynamics(m.expand(q), np.zeros(G.shape[0]), G @ a) + coriolis
+
+
+def compare(path, n=4, seed=0, dynamics=True, tol=1e-9, velocity_terms="opensim"):
+    """Body frames, inverse dynamics and the mass matrix against OpenSim at random states;
+    ``velocity_terms="lagrange"``: the inverse dynamics against ``lagrange`` (to 1e-7)."""
     m = _load(path)
     o = Oracle(path, m.expanded().coordinate_names)
     rng = np.random.default_rng(seed)
@@ -40,8 +56,13 @@ def compare(path, n=4, seed=0, dynamics=True, tol=1e-9):
         if not dynamics:
             continue
         G = m.coupler_jacobian(q)
-        tau_os = G.T @ o.inverse_dynamics(qf, m.expand_v(v, q), m.expand_a(a, q, v))
         tau = ej.rnea(m, q, v, a)
+        if velocity_terms == "lagrange":
+            assert np.allclose(tau, lagrange(m, o, q, v, a), rtol=1e-7, atol=1e-7)
+            tau_os = G.T @ o.inverse_dynamics(qf, np.zeros(len(qf)), G @ a)
+            tau = ej.rnea(m, q, np.zeros(m.nv), a)
+        else:
+            tau_os = G.T @ o.inverse_dynamics(qf, m.expand_v(v, q), m.expand_a(a, q, v))
         assert np.abs(tau - tau_os).max() <= tol * max(1.0, np.abs(tau_os).max())
         M_os = G.T @ o.mass_matrix(qf) @ G
         M = ej.mass_matrix(m, q)
@@ -257,3 +278,74 @@ def test_models_load_and_json_round_trip():
     assert back.coordinate_names == m.coordinate_names
     assert np.array_equal(ej.rnea(back, q, v, a), ej.rnea(m, q, v, a))
     assert np.array_equal(back.neutral(), m.neutral())
+
+
+MVP = ("<MultivariatePolynomialFunction><coefficients>0.1 0.3 -0.2 0.5 0.25 -0.4</coefficients>"
+       "<dimension>2</dimension><order>2</order></MultivariatePolynomialFunction>")
+MVP3 = ("<MultivariatePolynomialFunction><coefficients>0.02 0.1 -0.05 0.03 0.2 -0.1 0.04 0.06 0.3 -0.02"
+        "</coefficients><dimension>3</dimension><order>2</order></MultivariatePolynomialFunction>")
+
+
+def test_transform_axes_of_several_coordinates_against_opensim(tmp_path):
+    """MultivariatePolynomialFunction on transform axes reading two and three coordinates (in
+    the order the axis lists them), one of them locked, and as a coupler of two independent
+    coordinates.  OpenSim evaluates this function to first derivatives only, so its inverse
+    dynamics lack the functions' second-derivative terms: the velocity terms are checked by
+    Lagrange's equations of OpenSim's own mass matrix instead."""
+    G, B = "/ground", "/bodyset/"
+    js = [custom("c", G, B + "a", [("x", 0.2, False), ("y", -0.3, False), ("z", 0.4, True)],
+                 {"rotation1": ("x", "1 0 0", ONE), "rotation2": ("y x", "0.3 0.3 0.9", MVP),
+                  "translation1": ("x y", "1 0 0", MVP), "translation3": ("z y x", "0 0 1", MVP3)}),
+          joint("PinJoint", "p", B + "a", B + "b", [("pz", 0.1, False)])]
+    cons = ("<CoordinateCouplerConstraint name=\"cc\"><isEnforced>true</isEnforced>"
+            f"<coupled_coordinates_function>{MVP}</coupled_coordinates_function>"
+            "<independent_coordinate_names>x y</independent_coordinate_names>"
+            "<dependent_coordinate_name>pz</dependent_coordinate_name></CoordinateCouplerConstraint>")
+    p = tmp_path / "multi.osim"
+    p.write_text(document(js, ["a", "b"], cons))
+    m = compare(str(p), n=4, velocity_terms="lagrange")
+    assert m.coordinate_names == ("x", "y") and m.has_couplers
+    f = ej.fn.MultiPoly([0, 1], [[0, 0], [0, 1], [2, 1]], [0.5, -1.0, 2.0])
+    assert np.isclose(f.value([0.3, -0.2]), 0.5 + 0.2 - 2.0 * 0.09 * 0.2)
+    assert ej.fn.from_dict(f.to_dict()) == f
+    with pytest.raises(ModelError, match="MultiPoly powers must have one row per coefficient"):
+        ej.fn.MultiPoly([0, 1], [[0, 0]], [1.0, 2.0])
+    bad = document([custom("c", G, B + "a", [("x", 0.2, False)], {"rotation1": ("x", "1 0 0", MVP)})], ["a"])
+    with pytest.raises(ModelError, match="dimension> 2 but 1 coordinates"):
+        ej.load_opensim(bad)
+
+
+def _body_xyz_rates(q, v):
+    """E, Edot v of body-fixed X-Y-Z angles: the angular velocity in the parent is E q' (OpenSim's
+    speeds of a BallJoint or EllipsoidJoint)."""
+    from ejce_nb.io.opensim import xyz_body_fixed
+    c0, c1 = np.array([1.0, 0, 0]), xyz_body_fixed([q[0], 0, 0]) @ [0, 1.0, 0]
+    c2 = xyz_body_fixed([q[0], q[1], 0]) @ [0, 0, 1.0]
+    E = np.stack([c0, c1, c2], axis=1)
+    w01 = v[0] * c0 + v[1] * c1
+    return E, v[1] * v[0] * np.cross(c0, c1) + v[2] * np.cross(w01, c2)
+
+
+def test_ellipsoid_joint_against_opensim(tmp_path):
+    G, B = "/ground", "/bodyset/"
+    js = [joint("EllipsoidJoint", "el", G, B + "a", [("e1", 0.1, False), ("e2", -0.2, False), ("e3", 0.3, False)],
+                "<radii_x_y_z>0.07 0.12 0.2</radii_x_y_z>"),
+          joint("PinJoint", "p", B + "a", B + "b", [("pz", 0.1, False)])]
+    p = tmp_path / "ellipsoid.osim"
+    p.write_text(document(js, ["a", "b"]))
+    m = compare(str(p), n=5, dynamics=False)
+    o = Oracle(str(p), m.coordinate_names)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        q, v, a = rng.uniform(-1, 1, 4), rng.normal(size=4), rng.normal(size=4)
+        E, Edv = _body_xyz_rates(q, v)
+        T = np.eye(4)
+        T[:3, :3] = E
+        u, du = T @ v, T @ a + np.r_[Edv, 0.0]
+        tau_os = T.T @ o.inverse_dynamics(q, u, du)
+        assert np.abs(ej.rnea(m, q, v, a) - tau_os).max() <= 1e-9 * max(1.0, np.abs(tau_os).max())
+        M_os = T.T @ o.mass_matrix(q) @ T
+        assert np.abs(ej.mass_matrix(m, q) - M_os).max() <= 1e-9 * max(1.0, np.abs(M_os).max())
+    spec = m.joint_specs[m.joint_index("el")]
+    assert isinstance(spec, ej.joints.Ellipsoid) and spec.radii.tolist() == [0.07, 0.12, 0.2]
+    assert ej.Model.from_json(m.to_json()).joint_specs[1] == spec

@@ -53,7 +53,7 @@ class OpenSimWarning(UserWarning):
 
 
 JOINT_KINDS = ("CustomJoint", "WeldJoint", "PinJoint", "SliderJoint", "UniversalJoint", "PlanarJoint",
-               "GimbalJoint", "BallJoint", "FreeJoint")
+               "GimbalJoint", "BallJoint", "FreeJoint", "EllipsoidJoint")
 X, Y, Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 # (rotation or translation, axis, coordinate) of each built-in joint kind, in Composite order
 _BUILTIN = {"WeldJoint": [], "PinJoint": [("R", Z, 0)], "SliderJoint": [("T", X, 0)],
@@ -305,6 +305,20 @@ def _joint_spec(jt, P, fix_locked, locked_value):
     coordinates welded at their default value when ``fix_locked``."""
     cnames = [c.name for c in jt.coords]
     motions = []      # (kind "R"/"T", axis, fn of the joint's OpenSim coordinates)
+    if jt.kind == "EllipsoidJoint":
+        if len(cnames) != 3:
+            raise ModelError(f"{jt.where}: 3 coordinates expected, got {len(cnames)}")
+        radii = F.numbers(jt.el, "radii_x_y_z", jt.where, 3)
+        if radii is None:
+            raise ModelError(f"{jt.where}: <radii_x_y_z> is missing")
+        if fix_locked and any(c.locked for c in jt.coords):
+            raise ModelError(f"{jt.where}: a locked coordinate of an EllipsoidJoint cannot be welded "
+                             "(load with locked='free' to keep it as a coordinate)")
+        try:
+            spec = J.Ellipsoid(radii)
+        except ModelError as e:
+            raise ModelError(f"{jt.where}: <radii_x_y_z>: {e}") from None
+        return spec, P, cnames, list(jt.coords)
     if jt.kind == "CustomJoint":
         st = jt.el.find("SpatialTransform")
         if st is None:
@@ -343,6 +357,9 @@ def _joint_spec(jt, P, fix_locked, locked_value):
     out = []
     for kind, ax, f in motions:
         reads = _reads(f)
+        if isinstance(f, _fn.MultiPoly) and not set(f.coords) <= set(mapping):
+            f = _substitute(f, {k: q0[k] for k in set(f.coords) - set(mapping)})
+            reads = _reads(f)
         if reads and not reads <= set(mapping):
             if reads & set(mapping):
                 raise ModelError(f"{jt.where}: a transform axis reads both locked and free coordinates")
@@ -358,7 +375,7 @@ def _joint_spec(jt, P, fix_locked, locked_value):
     R, r = np.array(P.rotation, dtype=float), np.array(P.translation, dtype=float)
     while out and F.is_constant(out[0][2]):
         kind, ax, f = out.pop(0)
-        a = f.value(np.zeros(0))
+        a = f.value(np.zeros(len(kept)))
         if kind == "R":
             R = R @ _rot(ax, a)
         else:
@@ -381,9 +398,23 @@ def _reads(f):
     for p in parts:
         if isinstance(p, _fn.Linear):
             out |= {k for k, c in enumerate(p.coeffs) if c != 0.0}
+        elif isinstance(p, _fn.MultiPoly):
+            out |= {c for j, c in enumerate(p.coords) if np.any((p.powers[:, j] != 0) & (p.coeffs != 0))}
         elif hasattr(p, "coord"):
             out.add(p.coord)
     return out
+
+
+def _substitute(f, values):
+    """The MultiPoly ``f`` with the coordinates of ``values`` ({coordinate: value}) fixed."""
+    keep = [j for j, c in enumerate(f.coords) if c not in values]
+    coeffs = f.coeffs.copy()
+    for j, c in enumerate(f.coords):
+        if c in values:
+            coeffs = coeffs * values[c] ** f.powers[:, j]
+    if not keep:
+        return _fn.Linear([], offset=float(coeffs.sum()))
+    return _fn.MultiPoly([f.coords[j] for j in keep], f.powers[:, keep], coeffs)
 
 
 def _coupler(b, el, coord_at, locked_value):

@@ -1,5 +1,5 @@
 """OpenSim's functions (``Constant``, ``LinearFunction``, ``PolynomialFunction``, ``SimmSpline``,
-``NaturalCubicSpline``, ``PiecewiseLinearFunction``, ``MultiplierFunction``) as ``ej.fn``
+``NaturalCubicSpline``, ``PiecewiseLinearFunction``, ``MultiplierFunction``, ``MultivariatePolynomialFunction``) as ``ej.fn``
 functions, read from their XML elements.
 
 OpenSim conventions kept: ``LinearFunction`` coefficients are (slope, intercept);
@@ -14,12 +14,11 @@ from ..errors import ModelError
 from ..core.joints import fn as _fn
 
 SUPPORTED = ("Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
-             "PiecewiseLinearFunction", "MultiplierFunction")
+             "PiecewiseLinearFunction", "MultiplierFunction", "MultivariatePolynomialFunction")
 # OpenSim's other functions, and why they are refused
 REFUSED = {"StepFunction": "its derivative is not continuous (a smoothed step)",
            "GCVSpline": "a generalised cross-validation spline (not translated)",
            "Sine": "not translated", "PiecewiseConstantFunction": "it is discontinuous",
-           "MultivariatePolynomialFunction": "not translated",
            "ExpressionBasedFunction": "an arbitrary expression (not translated)",
            "SmoothSegmentedFunction": "not translated"}
 
@@ -73,6 +72,8 @@ def translate(el, coords, where):
                       1.0 if s is None else s[0])
     if not coords:
         raise ModelError(f"{who}: a function of a coordinate, but no coordinate is named for it")
+    if kind == "MultivariatePolynomialFunction":
+        return multivariate(el, coords, who)
     if len(coords) > 1:
         raise ModelError(f"{who}: a function of one argument given {len(coords)} coordinates")
     k = coords[0]
@@ -99,6 +100,45 @@ def translate(el, coords, where):
         raise ModelError(f"{who}: {e}") from None
 
 
+def monomials(dim, order):
+    """Exponent rows of OpenSim's ``MultivariatePolynomialFunction`` terms in its coefficient
+    order: the powers of the first argument ascending in the outermost loop, of the last
+    argument in the innermost, total degree at most ``order`` (1, z, z^2, y, yz, y^2, x, xz, xy,
+    x^2 for three arguments of order 2)."""
+    rows = []
+
+    def walk(prefix, left):
+        if len(prefix) == dim:
+            rows.append(list(prefix))
+            return
+        for e in range(left + 1):
+            walk(prefix + [e], left - e)
+
+    walk([], order)
+    return rows
+
+
+def multivariate(el, coords, who):
+    """OpenSim's ``MultivariatePolynomialFunction`` (``dimension`` arguments, the listed
+    coordinates in order; every monomial up to ``order``) as ``fn.MultiPoly``."""
+    dim = numbers(el, "dimension", who, 1)
+    order = numbers(el, "order", who, 1)
+    c = numbers(el, "coefficients", who)
+    if dim is None or order is None or c is None:
+        raise ModelError(f"{who}: <dimension>, <order> and <coefficients> are required")
+    dim, order = dim[0], order[0]
+    if dim != int(dim) or order != int(order) or dim < 1 or order < 0:
+        raise ModelError(f"{who}: <dimension> must be a positive and <order> a non-negative integer")
+    dim, order = int(dim), int(order)
+    if dim != len(coords):
+        raise ModelError(f"{who}: <dimension> {dim} but {len(coords)} coordinates are named for it")
+    rows = monomials(dim, order)
+    if len(c) != len(rows):
+        raise ModelError(f"{who}: <coefficients>: {len(rows)} expected for dimension {dim} and order {order}, "
+                         f"got {len(c)}")
+    return _fn.MultiPoly(coords, rows, c)
+
+
 def scaled(f, s):
     """``s * f`` as an ``ej.fn`` function of the same kind."""
     if s == 1.0:
@@ -107,6 +147,8 @@ def scaled(f, s):
         return _fn.Linear(s * f.coeffs, offset=s * f.offset)
     if isinstance(f, _fn.Poly):
         return _fn.Poly(f.coord, s * f.coeffs)
+    if isinstance(f, _fn.MultiPoly):
+        return _fn.MultiPoly(f.coords, f.powers, s * f.coeffs)
     if isinstance(f, _fn.PiecewiseLinear):
         return _fn.PiecewiseLinear(f.coord, f.x, s * f.y)
     if isinstance(f, _fn.Spline):
@@ -134,6 +176,8 @@ def reindex(f, mapping):
         return _fn.Linear(coeffs, offset=f.offset)
     if isinstance(f, _fn.Poly):
         return _fn.Poly(mapping[f.coord], f.coeffs)
+    if isinstance(f, _fn.MultiPoly):
+        return _fn.MultiPoly([mapping[c] for c in f.coords], f.powers, f.coeffs)
     if isinstance(f, _fn.PiecewiseLinear):
         return _fn.PiecewiseLinear(mapping[f.coord], f.x, f.y)
     if isinstance(f, _fn.Spline):

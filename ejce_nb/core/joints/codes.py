@@ -12,12 +12,13 @@ SPHERICAL = 8
 FREE = 9
 COMPOSITE = 10
 CUSTOM = 11
+ELLIPSOID = 12
 
 NAMES = {
     FIXED: "Fixed", REVOLUTE: "Revolute", PRISMATIC: "Prismatic", HELICAL: "Helical",
     CYLINDRICAL: "Cylindrical", UNIVERSAL: "Universal", PLANAR: "Planar",
     TRANSLATION: "Translation", SPHERICAL: "Spherical", FREE: "Free", COMPOSITE: "Composite",
-    CUSTOM: "Custom",
+    CUSTOM: "Custom", ELLIPSOID: "Ellipsoid",
 }
 
 # rotation parameterisations of Spherical / Free (first entry of their parameter block)
@@ -37,6 +38,7 @@ FN_POLY = 1
 FN_SPLINE = 2
 FN_TIMEPOLY = 3
 FN_HARMONIC = 4
+FN_MULTIPOLY = 5
 
 # largest number of velocity variables of one joint (length of the jets' gradient part)
 MAX_NV = 6

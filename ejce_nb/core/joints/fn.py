@@ -266,6 +266,46 @@ def _spline_eval(x, y, m, xv):
     return y[i] + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u), 2.0 * c2 + 6.0 * c3 * u
 
 
+class MultiPoly(Function):
+    """Polynomial in several coordinates: ``sum_t coeffs[t] prod_j q[coords[j]] ** powers[t][j]``
+    (``powers``: one row of non-negative integer exponents per term, one column per entry of
+    ``coords``).  OpenSim's ``MultivariatePolynomialFunction`` is this with every monomial of
+    total degree up to its order."""
+
+    def __init__(self, coords, powers, coeffs):
+        if isinstance(coords, (int, np.integer)) or not hasattr(coords, "__len__") or len(coords) == 0:
+            raise ModelError(f"MultiPoly coords must be a non-empty list of coordinate indices, got {coords!r}")
+        self.coords = tuple(_coord(c, "MultiPoly coords") for c in coords)
+        self.coeffs = _floats(coeffs, "MultiPoly coeffs")
+        pw = _floats(powers, "MultiPoly powers", ndim=2) if len(self.coeffs) else np.zeros((0, len(self.coords)))
+        if pw.shape != (len(self.coeffs), len(self.coords)):
+            raise ModelError(f"MultiPoly powers must have one row per coefficient ({len(self.coeffs)}) and one "
+                             f"column per coordinate ({len(self.coords)}), got shape {pw.shape}")
+        if np.any(pw < 0) or np.any(pw != np.round(pw)) or np.any(pw > 64):
+            raise ModelError(f"MultiPoly powers must be integers 0..64, got {pw.tolist()}")
+        self.powers = pw.astype(np.int64)
+        self.powers.flags.writeable = False
+
+    def terms(self):
+        n = len(self.coords)
+        body = []
+        for c, row in zip(self.coeffs, self.powers):
+            body += [c, *row.tolist()]
+        return [[C.FN_MULTIPOLY, n, len(self.coeffs), *self.coords, *body]]
+
+    def value(self, q, t=0.0):
+        x = np.array([float(q[c]) for c in self.coords])
+        return float(sum(c * np.prod(x ** row) for c, row in zip(self.coeffs, self.powers)))
+
+    def max_coord(self):
+        used = [c for j, c in enumerate(self.coords) if np.any((self.powers[:, j] != 0) & (self.coeffs != 0))]
+        return max(used) if used else -1
+
+    def to_dict(self):
+        return {"type": "MultiPoly", "coords": list(self.coords), "powers": self.powers.tolist(),
+                "coeffs": self.coeffs.tolist()}
+
+
 class Spline(Function):
     """Cubic spline of ``q[coord]`` through the knots (x, y); linear beyond the end knots, with
     the spline's end slopes.  ``end`` sets its end conditions: ``"natural"`` (zero second
@@ -419,11 +459,11 @@ class Sum(Function):
 
 # the fields of each kind that hold numbers (coord is an index: ``_coord`` wants an integer)
 _NUMBER_FIELDS = {"Linear": ("coeffs", "offset"), "Poly": ("coeffs",), "Spline": ("x", "y", "slopes"),
-                  "PiecewiseLinear": ("x", "y"),
+                  "PiecewiseLinear": ("x", "y"), "MultiPoly": ("powers", "coeffs"),
                   "TimePoly": ("coeffs",), "Harmonic": ("amplitude", "omega", "phase")}
 _SCALAR_FIELDS = ("offset", "amplitude", "omega", "phase")
 
-_KINDS = {"Linear": Linear, "Poly": Poly, "Spline": Spline, "PiecewiseLinear": PiecewiseLinear, "TimePoly": TimePoly,
+_KINDS = {"Linear": Linear, "Poly": Poly, "MultiPoly": MultiPoly, "Spline": Spline, "PiecewiseLinear": PiecewiseLinear, "TimePoly": TimePoly,
           "Harmonic": Harmonic, "Sum": Sum}
 
 

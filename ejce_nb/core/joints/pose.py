@@ -168,6 +168,20 @@ def coord_function(params, p, qj, tj):
                 acc = jaddc(jmul(jaddc(jmul(jaddc(jscale(u, c3), c2), u), c1), u), y0)
                 f = jadd(f, acc)
             p += 3 + 3 * n
+        elif kind == C.FN_MULTIPOLY:
+            nc = int(params[p + 1])
+            nt = int(params[p + 2])
+            cs = p + 3
+            t0 = cs + nc
+            for k in range(nt):
+                tp = t0 + k * (nc + 1)
+                acc = jconst(params[tp])
+                for j in range(nc):
+                    x = qj[int(params[cs + j])]
+                    for _ in range(int(params[tp + 1 + j])):
+                        acc = jmul(acc, x)
+                f = jadd(f, acc)
+            p = t0 + nt * (nc + 1)
         elif kind == C.FN_TIMEPOLY:
             n = int(params[p + 1])
             acc = jconst(params[p + 2 + n - 1])
@@ -235,4 +249,14 @@ def pose(jtype, params, adr, qj, tj):
         return R, (qj[0], qj[1], qj[2])
     if jtype == C.COMPOSITE:
         return composite(params, adr, qj, tj)
+    if jtype == C.ELLIPSOID:
+        # body-fixed X-Y-Z rotation; the origin of C on the ellipsoid of radii (a, b, c) of P at
+        # diag(a, b, c) n, n = R e_z the normal (Simbody's MobilizedBody::Ellipsoid)
+        s0, c0 = jsincos(qj[0])
+        s1, c1 = jsincos(qj[1])
+        s2, c2 = jsincos(qj[2])
+        ix = int(params[adr + 3])
+        R = jmat_turn_cols(jmat_turn_cols(jmat_turn_cols(jmat_identity(), ix, s0, c0), ix + 1, s1, c1),
+                           ix + 2, s2, c2)
+        return R, (jscale(R[2], params[adr]), jscale(R[5], params[adr + 1]), jscale(R[8], params[adr + 2]))
     return jmat_identity(), _zero3()        # FIXED (and the world)

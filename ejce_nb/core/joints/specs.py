@@ -243,6 +243,32 @@ class Free(Spherical):
     code = C.FREE
 
 
+class Ellipsoid(JointSpec):
+    """Rotation by body-fixed X-Y-Z angles q (R = Rx(q0) Ry(q1) Rz(q2)) with the origin of C on
+    the ellipsoid of semi-axes ``radii`` (along the axes of P, centred at its origin) where C's z
+    axis is the normal: r = diag(radii) R e_z (OpenSim's ``EllipsoidJoint``, Simbody's
+    ``MobilizedBody::Ellipsoid``; at q = 0, r = (0, 0, radii[2])).  Velocities are the angle
+    rates."""
+    code, nq, nv = C.ELLIPSOID, 3, 3
+
+    def __init__(self, radii):
+        try:
+            r = np.asarray(radii, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"Ellipsoid radii must be 3 numbers, got {radii!r}") from None
+        if r.shape != (3,) or not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise ModelError(f"Ellipsoid radii must be 3 finite non-negative numbers, got {radii!r}")
+        self.radii = r.copy()
+        self.radii.flags.writeable = False
+
+    def params(self):
+        # the axis indices 0, 1, 2 as runtime values (``pose``)
+        return [*self.radii.tolist(), 0.0]
+
+    def to_dict(self):
+        return {"type": "Ellipsoid", "radii": self.radii.tolist()}
+
+
 class Rot:
     """Elementary rotation of a Composite joint about a unit axis by the amount ``f``."""
     kind = C.MOTION_ROT
@@ -328,7 +354,7 @@ def _linear_terms(f):
 
 
 _SPECS = {c.__name__: c for c in (Fixed, Revolute, Prismatic, Helical, Cylindrical, Universal,
-                                   Planar, Translation, Spherical, Free, Composite)}
+                                   Planar, Translation, Spherical, Free, Composite, Ellipsoid)}
 
 
 def field_path(where, kind, fields, err):
@@ -353,7 +379,7 @@ def from_dict(d, where="joint"):
     if not isinstance(kind, str) or kind not in _SPECS:
         raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS) + ['Custom']}")
     args = {k: v for k, v in d.items() if k != "type"}
-    for field in ("axis", "axis1", "axis2", "pitch"):
+    for field in ("axis", "axis1", "axis2", "pitch", "radii"):
         if field in args:
             _fn.check_json_numbers(args[field], f"{where}.{field}", scalar=field == "pitch")
     try:
