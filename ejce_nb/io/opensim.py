@@ -100,6 +100,11 @@ class _Coordinate:
             raise ModelError(f"{w}: <range> {list(self.range)} is not increasing")
         self.locked = _text(el, "locked", "false").lower() == "true"
         self.prescribed = _text(el, "prescribed", "false").lower() == "true"
+        self.motion = None          # its function of time, when prescribed and given one
+        pf = el.find("prescribed_function")
+        if self.prescribed and pf is not None and len(pf):
+            self.motion = F.translate(F.function_element(pf, f"{w}: <prescribed_function>"), ["t"],
+                                      f"{w}: <prescribed_function>")
 
 
 class _Joint:
@@ -182,28 +187,33 @@ def _objects(model, set_tag):
     return [] if o is None else list(o)
 
 
-def load_opensim(path, locked="fixed", strict=False, balance_inertia=False):
+def load_opensim(path, locked="fixed", prescribed="time", strict=False, balance_inertia=False):
     """Load an OpenSim model (``.osim`` path, or the XML text) as an ``ej.Model`` (see the
     module's mapping).  ``locked``: ``"fixed"`` welds locked coordinates at their default value,
-    ``"free"`` keeps them as coordinates.  Inertias that break the triangle inequality (common
+    ``"free"`` keeps them as coordinates.  ``prescribed``: ``"time"`` makes each prescribed
+    coordinate with a ``prescribed_function`` that function of time (a rheonomic joint; the
+    coordinate leaves q), ``"free"`` keeps it as a coordinate.  Inertias that break the triangle inequality (common
     in published models) are kept as written with an ``ej.InertiaWarning``; ``strict=True``
     refuses them, ``balance_inertia=True`` balances them (as ``load_urdf``).  What the model
     leaves out is reported by one ``ej.OpenSimWarning`` and in ``model.summary()``.  Errors
     (``ej.ModelError``) name the file and the element."""
     if locked not in ("fixed", "free"):
         raise ModelError(f'load_opensim: locked must be "fixed" or "free", got {locked!r}')
+    if prescribed not in ("time", "free"):
+        raise ModelError(f'load_opensim: prescribed must be "time" or "free", got {prescribed!r}')
     if strict and balance_inertia:
         raise ModelError("load_opensim: strict=True refuses inconsistent inertias and balance_inertia=True "
                          "repairs them; give one or the other")
     model, source = _read(path)
     try:
-        return _load(model, source, locked == "fixed", "raise" if strict else "balance" if balance_inertia else "keep")
+        return _load(model, source, locked == "fixed", prescribed == "time",
+                     "raise" if strict else "balance" if balance_inertia else "keep")
     except ModelError as e:
         msg = str(e)
         raise ModelError(msg if msg.startswith(source) else f"{source}: {msg}") from None
 
 
-def _load(model, source, fix_locked, policy):
+def _load(model, source, fix_locked, drive, policy):
     g = F.numbers(model, "gravity", "<gravity>", 3)
     gravity = (0.0, -9.80665, 0.0) if g is None else g
     bodies = {}
@@ -253,7 +263,7 @@ def _load(model, source, fix_locked, policy):
     reports = []
     for cb in order:
         jt, pb, P, Cp = by_child[cb]
-        spec, P2, names, kept = _joint_spec(jt, P, fix_locked, locked_value)
+        spec, P2, names, kept = _joint_spec(jt, P, fix_locked, drive, locked_value)
         mass, com, I = bodies[cb]
         defect = inertia_defect(I) if np.abs(I).max() > 0 else None
         as_written = False
@@ -273,8 +283,11 @@ def _load(model, source, fix_locked, policy):
         for k, c in enumerate(kept):
             coord_at[c.name] = (j, k)
         for c in jt.coords:
-            if c.prescribed:
-                notes.append(f"coordinate {c.name!r} is prescribed in the file; it is a free coordinate here")
+            if c.prescribed and c in kept:
+                why = "without a prescribed_function" if c.motion is None else "(loaded with prescribed='free')"
+                notes.append(f"coordinate {c.name!r} is prescribed in the file {why}; it is a free coordinate here")
+            elif c.prescribed and c.name not in locked_value:
+                notes.append(f"coordinate {c.name!r} is prescribed: a function of time")
     left = {}
     for el in _objects(model, "ConstraintSet"):
         enforced = _text(el, "isEnforced", "true").lower() == "true"
@@ -300,9 +313,10 @@ def _load(model, source, fix_locked, policy):
     return m
 
 
-def _joint_spec(jt, P, fix_locked, locked_value):
+def _joint_spec(jt, P, fix_locked, drive, locked_value):
     """(joint spec, placement, coordinate names, kept coordinates) of an OpenSim joint; locked
-    coordinates welded at their default value when ``fix_locked``."""
+    coordinates welded at their default value when ``fix_locked``; prescribed ones (with a
+    function) driven by their function of time when ``drive``."""
     cnames = [c.name for c in jt.coords]
     motions = []      # (kind "R"/"T", axis, fn of the joint's OpenSim coordinates)
     if jt.kind == "EllipsoidJoint":
@@ -311,9 +325,10 @@ def _joint_spec(jt, P, fix_locked, locked_value):
         radii = F.numbers(jt.el, "radii_x_y_z", jt.where, 3)
         if radii is None:
             raise ModelError(f"{jt.where}: <radii_x_y_z> is missing")
-        if fix_locked and any(c.locked for c in jt.coords):
-            raise ModelError(f"{jt.where}: a locked coordinate of an EllipsoidJoint cannot be welded "
-                             "(load with locked='free' to keep it as a coordinate)")
+        if fix_locked and any(c.locked for c in jt.coords) or drive and any(c.motion is not None for c in jt.coords):
+            raise ModelError(f"{jt.where}: a locked or prescribed coordinate of an EllipsoidJoint cannot be "
+                             "fixed or driven (load with locked='free' and prescribed='free' to keep it as a "
+                             "coordinate)")
         try:
             spec = J.Ellipsoid(radii)
         except ModelError as e:
@@ -351,11 +366,14 @@ def _joint_spec(jt, P, fix_locked, locked_value):
             raise ModelError(f"{jt.where}: {need} coordinates expected, got {len(cnames)}")
         motions = [(kind, np.asarray(ax), _fn.Linear(np.eye(need)[c])) for kind, ax, c in _BUILTIN[jt.kind]]
     # locked coordinates -> their default value
-    kept = [c for c in jt.coords if not (fix_locked and c.locked)]
+    kept = [c for c in jt.coords if not (fix_locked and c.locked) and not (drive and c.motion is not None)]
+    driven = {k: c.motion for k, c in enumerate(jt.coords) if c not in kept and not (fix_locked and c.locked)}
     mapping = {k: kept.index(c) for k, c in enumerate(jt.coords) if c in kept}
     q0 = np.array([c.default for c in jt.coords])
     out = []
     for kind, ax, f in motions:
+        if _reads(f) & set(driven):
+            f = _drive(f, driven, jt)
         reads = _reads(f)
         if isinstance(f, _fn.MultiPoly) and not set(f.coords) <= set(mapping):
             f = _substitute(f, {k: q0[k] for k in set(f.coords) - set(mapping)})
@@ -371,6 +389,8 @@ def _joint_spec(jt, P, fix_locked, locked_value):
     for c in jt.coords:
         if fix_locked and c.locked:
             locked_value[c.name] = c.default
+        elif c not in kept:
+            locked_value[c.name] = None         # prescribed
     # leading constant motions become part of the placement
     R, r = np.array(P.rotation, dtype=float), np.array(P.translation, dtype=float)
     while out and F.is_constant(out[0][2]):
@@ -400,9 +420,35 @@ def _reads(f):
             out |= {k for k, c in enumerate(p.coeffs) if c != 0.0}
         elif isinstance(p, _fn.MultiPoly):
             out |= {c for j, c in enumerate(p.coords) if np.any((p.powers[:, j] != 0) & (p.coeffs != 0))}
-        elif hasattr(p, "coord"):
+        elif getattr(p, "coord", "t") != "t":
             out.add(p.coord)
     return out
+
+
+def _drive(f, driven, jt):
+    """``f`` with the prescribed coordinates of ``driven`` ({coordinate: function of time})
+    replaced by their functions: for a ``Linear`` f, ``offset + sum c_k q_k`` becomes the sum of
+    the free terms and ``c_k g_k(t)``; other functions of a prescribed coordinate are refused."""
+    parts = f.parts if isinstance(f, _fn.Sum) else [f]
+    out = []
+    for p in parts:
+        if not (_reads(p) & set(driven)):
+            out.append(p)
+            continue
+        if not isinstance(p, _fn.Linear):
+            names = ", ".join(repr(jt.coords[k].name) for k in sorted(_reads(p) & set(driven)))
+            raise ModelError(f"{jt.where}: a transform axis is a nonlinear function ({p!r}) of the prescribed "
+                             f"coordinate {names}; only linear ones can be driven (load with prescribed='free' "
+                             "to keep it as a coordinate)")
+        coeffs = p.coeffs.copy()
+        for k in driven:
+            if k < len(coeffs) and coeffs[k] != 0.0:
+                out.append(F.scaled(driven[k], float(coeffs[k])))
+                coeffs[k] = 0.0
+        rest = _fn.Linear(np.trim_zeros(coeffs, "b"), offset=p.offset)
+        if not F.is_zero(rest):
+            out.append(rest)
+    return out[0] if len(out) == 1 else _fn.Sum(*out)
 
 
 def _substitute(f, values):
@@ -426,7 +472,9 @@ def _coupler(b, el, coord_at, locked_value):
         raise ModelError(f"{w}: <dependent_coordinate_name> and <independent_coordinate_names> are required")
     for c in [dep] + ind:
         if c in locked_value:
-            raise ModelError(f"{w}: coordinate {c!r} is locked (load with locked='free' to keep it)")
+            what = "locked (load with locked='free'" if locked_value[c] is not None else \
+                "prescribed (load with prescribed='free'"
+            raise ModelError(f"{w}: coordinate {c!r} is {what} to keep it)")
         if c not in coord_at:
             raise ModelError(f"{w}: no coordinate named {c!r}")
     fe = el.find("coupled_coordinates_function")

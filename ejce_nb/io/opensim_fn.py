@@ -14,11 +14,11 @@ from ..errors import ModelError
 from ..core.joints import fn as _fn
 
 SUPPORTED = ("Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
-             "PiecewiseLinearFunction", "MultiplierFunction", "MultivariatePolynomialFunction")
+             "PiecewiseLinearFunction", "MultiplierFunction", "MultivariatePolynomialFunction", "Sine")
 # OpenSim's other functions, and why they are refused
 REFUSED = {"StepFunction": "its derivative is not continuous (a smoothed step)",
            "GCVSpline": "a generalised cross-validation spline (not translated)",
-           "Sine": "not translated", "PiecewiseConstantFunction": "it is discontinuous",
+           "PiecewiseConstantFunction": "it is discontinuous",
            "ExpressionBasedFunction": "an arbitrary expression (not translated)",
            "SmoothSegmentedFunction": "not translated"}
 
@@ -53,7 +53,8 @@ def function_element(parent, where):
 def translate(el, coords, where):
     """The ``ej.fn`` function of OpenSim function element ``el`` whose argument i is coordinate
     ``coords[i]`` of the target's coordinate vector (a joint's coordinates, a coupler's
-    independent coordinates)."""
+    independent coordinates); ``coords == ["t"]``: a function of time (a prescribed
+    coordinate's ``prescribed_function``)."""
     kind = el.tag
     who = f"{where}: {kind}" + (f" {el.get('name')!r}" if el.get("name") else "")
     if kind in REFUSED:
@@ -77,6 +78,20 @@ def translate(el, coords, where):
     if len(coords) > 1:
         raise ModelError(f"{who}: a function of one argument given {len(coords)} coordinates")
     k = coords[0]
+    if kind == "Sine":
+        if k != "t":
+            raise ModelError(f"{who}: OpenSim's Sine is translated as a function of time only (a prescribed "
+                             "coordinate's prescribed_function)")
+        a, w, ph, off = (numbers(el, tag, who, 1) for tag in ("amplitude", "omega", "phase", "offset"))
+        return _fn.Sum(_fn.Harmonic(1.0 if a is None else a[0], 1.0 if w is None else w[0], 0.0 if ph is None else ph[0]),
+                       _fn.TimePoly([0.0 if off is None else off[0]]))
+    if k == "t" and kind == "MultivariatePolynomialFunction":
+        raise ModelError(f"{who}: a function of several arguments cannot be a function of time")
+    if kind == "LinearFunction" and k == "t":
+        c = numbers(el, "coefficients", who, 2)
+        if c is None:
+            raise ModelError(f"{who}: <coefficients> is missing")
+        return _fn.TimePoly([c[1], c[0]])
     if kind == "LinearFunction":
         c = numbers(el, "coefficients", who, 2)
         if c is None:
@@ -155,6 +170,10 @@ def scaled(f, s):
         return _fn.Spline(f.coord, f.x, s * f.y, end=f.end, slopes=None if f.slopes is None else s * f.slopes)
     if isinstance(f, _fn.Sum):
         return _fn.Sum(*[scaled(p, s) for p in f.parts])
+    if isinstance(f, _fn.TimePoly):
+        return _fn.TimePoly(s * f.coeffs)
+    if isinstance(f, _fn.Harmonic):
+        return _fn.Harmonic(s * f.amplitude, f.omega, f.phase)
     raise ModelError(f"cannot scale {f!r}")
 
 
@@ -174,10 +193,12 @@ def reindex(f, mapping):
             if c != 0.0:
                 coeffs[mapping[k]] = c
         return _fn.Linear(coeffs, offset=f.offset)
-    if isinstance(f, _fn.Poly):
-        return _fn.Poly(mapping[f.coord], f.coeffs)
     if isinstance(f, _fn.MultiPoly):
         return _fn.MultiPoly([mapping[c] for c in f.coords], f.powers, f.coeffs)
+    if getattr(f, "coord", None) == "t":
+        return f
+    if isinstance(f, _fn.Poly):
+        return _fn.Poly(mapping[f.coord], f.coeffs)
     if isinstance(f, _fn.PiecewiseLinear):
         return _fn.PiecewiseLinear(mapping[f.coord], f.x, f.y)
     if isinstance(f, _fn.Spline):

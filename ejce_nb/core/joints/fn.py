@@ -70,10 +70,32 @@ def check_json_numbers(value, where, scalar=False, nulls=False):
     return value
 
 
-def _coord(coord, what):
+def _coord(coord, what, time=False):
+    if time and coord == "t":
+        return "t"
     if isinstance(coord, bool) or not isinstance(coord, (int, np.integer)) or coord < 0:
-        raise ModelError(f"{what} must be a non-negative coordinate index, got {coord!r}")
+        also = ' or "t" (time)' if time else ""
+        raise ModelError(f"{what} must be a non-negative coordinate index{also}, got {coord!r}")
     return int(coord)
+
+
+def _arg(coord, q, t):
+    """The argument of a one-argument function: q[coord], or the time for coord "t"."""
+    return float(t) if coord == "t" else float(q[coord])
+
+
+def _code(coord):
+    return -1 if coord == "t" else coord
+
+
+class _OfOne:
+    """A function of one argument: a coordinate ``q[coord]`` or, for ``coord="t"``, the time."""
+
+    def max_coord(self):
+        return -1 if self.coord == "t" else self.coord
+
+    def depends_on_time(self):
+        return self.coord == "t"
 
 
 class Function:
@@ -129,23 +151,20 @@ class Linear(Function):
         return {"type": "Linear", "coeffs": self.coeffs.tolist(), "offset": self.offset}
 
 
-class Poly(Function):
-    """Polynomial in ``q[coord]``, coefficients lowest order first."""
+class Poly(_OfOne, Function):
+    """Polynomial in ``q[coord]`` (or in time, ``coord="t"``), coefficients lowest order first."""
 
     def __init__(self, coord, coeffs):
-        self.coord = _coord(coord, "Poly coord")
+        self.coord = _coord(coord, "Poly coord", time=True)
         self.coeffs = _floats(coeffs, "Poly coeffs")
         if len(self.coeffs) == 0:
             raise ModelError("Poly coeffs must not be empty")
 
     def terms(self):
-        return [[C.FN_POLY, self.coord, len(self.coeffs), *self.coeffs]]
+        return [[C.FN_POLY, _code(self.coord), len(self.coeffs), *self.coeffs]]
 
     def value(self, q, t=0.0):
-        return float(np.polyval(self.coeffs[::-1], float(q[self.coord])))
-
-    def max_coord(self):
-        return self.coord
+        return float(np.polyval(self.coeffs[::-1], _arg(self.coord, q, t)))
 
     def to_dict(self):
         return {"type": "Poly", "coord": self.coord, "coeffs": self.coeffs.tolist()}
@@ -249,8 +268,8 @@ def _spline_eval(x, y, m, xv):
     """(value, first, second derivative) at xv of the cubic through knots (x, y) with second
     derivatives m, linear beyond the end knots (as the kernels evaluate it)."""
     n = len(x)
-    if xv <= x[0] or xv >= x[-1]:
-        left = xv <= x[0]
+    if xv < x[0] or xv > x[-1]:
+        left = xv < x[0]
         i = 0 if left else n - 2
         e = i if left else i + 1
         h = x[i + 1] - x[i]
@@ -306,15 +325,15 @@ class MultiPoly(Function):
                 "coeffs": self.coeffs.tolist()}
 
 
-class Spline(Function):
-    """Cubic spline of ``q[coord]`` through the knots (x, y); linear beyond the end knots, with
+class Spline(_OfOne, Function):
+    """Cubic spline of ``q[coord]`` (or of time, ``coord="t"``) through the knots (x, y); linear beyond the end knots, with
     the spline's end slopes.  ``end`` sets its end conditions: ``"natural"`` (zero second
     derivatives at the end knots), ``"simm"`` (OpenSim's ``SimmSpline``: the third derivatives at
     the ends are those of the cubics through the first and last four knots) or ``"clamped"``
     (first derivatives ``slopes = (s0, s1)`` at the end knots)."""
 
     def __init__(self, coord, x, y, end="natural", slopes=None):
-        self.coord = _coord(coord, "Spline coord")
+        self.coord = _coord(coord, "Spline coord", time=True)
         self.x = _floats(x, "Spline knots x")
         self.y = _floats(y, "Spline values y")
         if end not in SPLINE_ENDS:
@@ -344,13 +363,10 @@ class Spline(Function):
 
     def terms(self):
         n = len(self.x)
-        return [[C.FN_SPLINE, self.coord, n, *self.x, *self.y, *self.m]]
-
-    def max_coord(self):
-        return self.coord
+        return [[C.FN_SPLINE, _code(self.coord), n, *self.x, *self.y, *self.m]]
 
     def value(self, q, t=0.0):
-        return _spline_eval(self.x, self.y, self.m, float(q[self.coord]))[0]
+        return _spline_eval(self.x, self.y, self.m, _arg(self.coord, q, t))[0]
 
     def derivatives(self, xv):
         """(value, first, second derivative) of the spline at ``xv``."""
@@ -366,7 +382,7 @@ class Spline(Function):
 
 
 class PiecewiseLinear(Spline):
-    """Piecewise-linear interpolation of ``q[coord]`` through the knots, extended beyond the end
+    """Piecewise-linear interpolation of ``q[coord]`` (or of time, ``coord="t"``) through the knots, extended beyond the end
     knots along the end segments (OpenSim's ``PiecewiseLinearFunction``).  Its slope jumps at
     the inner knots: the dynamics there take the slope of the segment the coordinate lies in."""
 

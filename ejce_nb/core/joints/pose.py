@@ -128,7 +128,8 @@ def coord_function(params, p, qj, tj):
                 f = jaxpy(params[p + 3 + k], qj[k], f)
             p += 3 + n
         elif kind == C.FN_POLY:
-            x = qj[int(params[p + 1])]
+            c = int(params[p + 1])
+            x = tj if c < 0 else qj[c]
             n = int(params[p + 2])
             acc = jconst(params[p + 3 + n - 1])
             for k in range(n - 2, -1, -1):
@@ -136,16 +137,18 @@ def coord_function(params, p, qj, tj):
             f = jadd(f, acc)
             p += 3 + n
         elif kind == C.FN_SPLINE:
-            x = qj[int(params[p + 1])]
+            c = int(params[p + 1])
+            x = tj if c < 0 else qj[c]
             n = int(params[p + 2])
             xs = p + 3
             ys = xs + n
             ms = ys + n
             xv = x[0]
-            if xv <= params[xs] or xv >= params[xs + n - 1]:
-                # linear beyond the end knots, with the end slope of the natural spline
-                i = 0 if xv <= params[xs] else n - 2
-                e = i if xv <= params[xs] else i + 1
+            if xv < params[xs] or xv > params[xs + n - 1]:
+                # linear beyond the end knots (the end knots themselves on the cubic, as OpenSim),
+                # with the spline's end slopes
+                i = 0 if xv < params[xs] else n - 2
+                e = i if xv < params[xs] else i + 1
                 h = params[xs + i + 1] - params[xs + i]
                 slope = (params[ys + i + 1] - params[ys + i]) / h
                 if e == i:
