@@ -415,3 +415,48 @@ def test_prescribed_coordinates_are_functions_of_time(tmp_path):
     bad = doc.replace("<axis>0 1 0</axis>" + LIN, "<axis>0 1 0</axis>" + SPLINE)
     with pytest.raises(ModelError, match="nonlinear function .* of the prescribed coordinate 'cy'"):
         ej.load_opensim(bad)
+
+
+def document_33(bodies, constraints=""):
+    """An OpenSim 3.3 document: bodies [(name, joint xml)], each joint inside its child body."""
+    bx = "<Body name=\"ground\"><mass>0</mass><Joint /></Body>" + "".join(
+        f"<Body name=\"{b}\"><mass>{1 + 0.3 * k}</mass><mass_center>0.05 -0.1 0.02</mass_center>"
+        "<inertia_xx>0.03</inertia_xx><inertia_yy>0.02</inertia_yy><inertia_zz>0.025</inertia_zz>"
+        "<inertia_xy>0.001</inertia_xy><inertia_xz>-0.002</inertia_xz><inertia_yz>0.0015</inertia_yz>"
+        f"<Joint>{j}</Joint></Body>" for k, (b, j) in enumerate(bodies))
+    return (f"<?xml version=\"1.0\" encoding=\"UTF-8\" ?><OpenSimDocument Version=\"30000\"><Model name=\"t33\">"
+            f"<gravity>0 -9.80665 0</gravity><BodySet><objects>{bx}</objects></BodySet>"
+            f"<ConstraintSet><objects>{constraints}</objects></ConstraintSet></Model></OpenSimDocument>")
+
+
+def joint_33(kind, name, parent, coords, extra=""):
+    cx = "".join(f"<Coordinate name=\"{c}\"><default_value>{d}</default_value><range>-1 1</range></Coordinate>"
+                 for c, d in coords)
+    return (f"<{kind} name=\"{name}\"><parent_body>{parent}</parent_body>"
+            "<location_in_parent>0.1 -0.2 0.05</location_in_parent><orientation_in_parent>0.3 -0.2 0.1"
+            "</orientation_in_parent><location>0.02 0.1 0</location><orientation>0.1 0.2 -0.3</orientation>"
+            f"<CoordinateSet><objects>{cx}</objects></CoordinateSet>{extra}</{kind}>")
+
+
+def test_opensim_33_format_against_opensim(tmp_path):
+    """The OpenSim 3.3 format (joints inside bodies, location_in_parent / orientation_in_parent,
+    inertia_xx..., functions inside <function>, isDisabled) against OpenSim 4.6 reading the same
+    file."""
+    ax = ("<TransformAxis name=\"{n}\"><function>{f}</function><coordinates>{c}</coordinates>"
+          "<axis>{a}</axis></TransformAxis>")
+    st = "<SpatialTransform>" + "".join(ax.format(n=n, f=f, c=c, a=a) for n, c, a, f in [
+        ("rotation1", "kx", "0.6 0 0.8", ONE), ("rotation2", "", "0 1 0", CONST0), ("rotation3", "ky", "0 0 1", LIN),
+        ("translation1", "kx", "1 0 0", SPLINE), ("translation2", "ky", "0 1 0", PWL),
+        ("translation3", "", "0 0 1", CONST0)]) + "</SpatialTransform>"
+    bodies = [("a", joint_33("CustomJoint", "k", "ground", [("kx", 0.2), ("ky", -0.1)], st)),
+              ("b", joint_33("PinJoint", "p", "a", [("pz", 0.3)])),
+              ("c", joint_33("PinJoint", "q", "b", [("qz", 0.1)]))]
+    cons = ("<CoordinateCouplerConstraint name=\"cc\"><isDisabled>false</isDisabled>"
+            f"<coupled_coordinates_function>{SPLINE}</coupled_coordinates_function>"
+            "<independent_coordinate_names>kx</independent_coordinate_names>"
+            "<dependent_coordinate_name>qz</dependent_coordinate_name></CoordinateCouplerConstraint>")
+    p = tmp_path / "v33.osim"
+    p.write_text(document_33(bodies, cons))
+    m = compare(str(p), n=4)
+    assert m.coordinate_names == ("kx", "ky", "pz") and m.has_couplers
+    assert m.body_names[1:] == ("a", "b", "c") and m.joint_names[1:] == ("k", "p", "q")

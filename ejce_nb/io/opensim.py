@@ -107,8 +107,17 @@ class _Coordinate:
                                       f"{w}: <prescribed_function>")
 
 
+def _offset_frame(name, parent, translation, orientation):
+    """A ``PhysicalOffsetFrame`` element (OpenSim 4 format) for a frame given the 3.3 way."""
+    f = ET.Element("PhysicalOffsetFrame", name=name)
+    for tag, text in (("socket_parent", parent), ("translation", translation), ("orientation", orientation)):
+        if text is not None:
+            ET.SubElement(f, tag).text = text
+    return f
+
+
 class _Joint:
-    def __init__(self, el, where):
+    def __init__(self, el, where, child33=None):
         self.kind = el.tag
         self.name = el.get("name")
         self.where = f"{where}: {self.kind} {self.name!r}"
@@ -116,17 +125,31 @@ class _Joint:
             raise ModelError(f"{where}: {self.kind} {self.name!r}: joint kind not supported "
                              f"(supported: {', '.join(JOINT_KINDS)})")
         self.el = el
-        self.parent_frame = _text(el, "socket_parent_frame")
-        self.child_frame = _text(el, "socket_child_frame")
-        if not self.parent_frame or not self.child_frame:
-            raise ModelError(f"{self.where}: <socket_parent_frame> and <socket_child_frame> are required "
-                             "(OpenSim 4 format)")
-        cs = el.find("coordinates")
-        self.coords = [] if cs is None else [_Coordinate(c, self.where) for c in cs.findall("Coordinate")]
         self.frames = {}
-        fr = el.find("frames")
-        for f in ([] if fr is None else fr.findall("PhysicalOffsetFrame")):
-            self.frames[f.get("name")] = f
+        if child33 is not None:
+            # OpenSim 3.3: the joint inside its child body, its frames as offsets of the two bodies
+            parent = _text(el, "parent_body")
+            if not parent:
+                raise ModelError(f"{self.where}: <parent_body> is missing")
+            if _text(el, "reverse", "false").lower() == "true":
+                raise ModelError(f"{self.where}: <reverse> joints are not supported")
+            self.parent_frame, self.child_frame = f"{self.name} (in {parent})", f"{self.name} (in {child33})"
+            self.frames[self.parent_frame] = _offset_frame(self.parent_frame, parent, _text(el, "location_in_parent"),
+                                                           _text(el, "orientation_in_parent"))
+            self.frames[self.child_frame] = _offset_frame(self.child_frame, child33, _text(el, "location"),
+                                                          _text(el, "orientation"))
+            cs = el.find("CoordinateSet/objects")
+        else:
+            self.parent_frame = _text(el, "socket_parent_frame")
+            self.child_frame = _text(el, "socket_child_frame")
+            if not self.parent_frame or not self.child_frame:
+                raise ModelError(f"{self.where}: <socket_parent_frame> and <socket_child_frame> are required "
+                                 "(OpenSim 4 format)")
+            cs = el.find("coordinates")
+            fr = el.find("frames")
+            for f in ([] if fr is None else fr.findall("PhysicalOffsetFrame")):
+                self.frames[f.get("name")] = f
+        self.coords = [] if cs is None else [_Coordinate(c, self.where) for c in cs.findall("Coordinate")]
 
 
 def _frame(joint, name, bodies, where, depth=0):
@@ -172,11 +195,12 @@ def _read(path):
     version = root.get("Version", "40000")
     if version.isdigit() and int(version) < 30000:
         raise ModelError(f"{source}: OpenSim document version {version} is not supported (OpenSim 4 format)")
-    if model.find("JointSet") is None and model.find("BodySet") is not None and \
-            model.find("BodySet").find("objects/Body/Joint") is not None:
-        raise ModelError(f"{source}: OpenSim 3.3 format (joints inside bodies) is not supported; open and "
-                         "save the file in OpenSim 4 to convert it")
     return model, source
+
+
+def _is_33(model):
+    """True for the OpenSim 3.3 format: joints inside their child bodies, no JointSet."""
+    return model.find("JointSet") is None and model.find("BodySet/objects/Body/Joint") is not None
 
 
 def _objects(model, set_tag):
@@ -217,19 +241,30 @@ def _load(model, source, fix_locked, drive, policy):
     g = F.numbers(model, "gravity", "<gravity>", 3)
     gravity = (0.0, -9.80665, 0.0) if g is None else g
     bodies = {}
+    v33 = _is_33(model)
+    joints = []
     for el in _objects(model, "BodySet"):
         if el.tag != "Body":
             raise ModelError(f"BodySet: unknown element <{el.tag}>")
         name = el.get("name")
         w = f"body {name!r}"
+        if v33 and name == "ground":
+            continue
         if not name or name in bodies or name == "ground":
             raise ModelError(f"{w}: a body needs a unique name (not 'ground')")
         mass = (F.numbers(el, "mass", w, 1) or [0.0])[0]
         com = F.numbers(el, "mass_center", w, 3) or [0.0, 0.0, 0.0]
-        i6 = F.numbers(el, "inertia", w, 6) or [0.0] * 6
+        if v33:
+            i6 = [(F.numbers(el, f"inertia_{a}", w, 1) or [0.0])[0] for a in ("xx", "yy", "zz", "xy", "xz", "yz")]
+            jw = el.find("Joint")
+            if jw is not None and len(jw):
+                if len(jw) != 1:
+                    raise ModelError(f"{w}: <Joint> holds {len(jw)} joints; one expected")
+                joints.append(_Joint(jw[0], f"body {name!r}", child33=name))
+        else:
+            i6 = F.numbers(el, "inertia", w, 6) or [0.0] * 6
         I = np.array([[i6[0], i6[3], i6[4]], [i6[3], i6[1], i6[5]], [i6[4], i6[5], i6[2]]])
         bodies[name] = (mass, com, I)
-    joints = []
     for el in _objects(model, "JointSet"):
         joints.append(_Joint(el, "JointSet"))
     # the tree: each body has one joint; parents before children
@@ -290,7 +325,8 @@ def _load(model, source, fix_locked, drive, policy):
                 notes.append(f"coordinate {c.name!r} is prescribed: a function of time")
     left = {}
     for el in _objects(model, "ConstraintSet"):
-        enforced = _text(el, "isEnforced", "true").lower() == "true"
+        enforced = (_text(el, "isEnforced", "true").lower() == "true"
+                    and _text(el, "isDisabled", "false").lower() != "true")     # 3.3: isDisabled
         if el.tag == "CoordinateCouplerConstraint" and enforced:
             _coupler(b, el, coord_at, locked_value)
         else:
@@ -353,12 +389,14 @@ def _joint_spec(jt, P, fix_locked, drive, locked_value):
                 for u in used:
                     if u not in cnames:
                         raise ModelError(f"{w}: coordinate {u!r} is not a coordinate of the joint ({cnames})")
-                el = [c for c in ta if c.tag not in ("coordinates", "axis")]
+                holder = ta.find("function")        # OpenSim 3.3: the function inside <function>
+                holder = ta if holder is None else holder
+                el = [c for c in holder if c.tag not in ("coordinates", "axis")]
                 if not el:
                     if used:
                         raise ModelError(f"{w}: a coordinate but no function")
                     continue
-                f = F.translate(F.function_element(ta, w), [cnames.index(u) for u in used], w)
+                f = F.translate(F.function_element(holder, w), [cnames.index(u) for u in used], w)
                 motions.append((kind, np.asarray(axis) / np.linalg.norm(axis), f))
     else:
         need = max([c for _, _, c in _BUILTIN[jt.kind]] + [-1]) + 1
