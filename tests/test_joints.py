@@ -165,10 +165,23 @@ def test_rheonomic_bias_depends_on_time_only_through_the_drive():
         assert scaled_err(bt, acc_fd) < TOL_A
 
 
-@pytest.mark.parametrize("kind", ["revolute", "prismatic", "fixed"])
+@pytest.mark.parametrize("kind", ["revolute", "prismatic", "fixed", "functions"])
 def test_fast_paths_equal_generic_path(kind):
     rng = np.random.default_rng(11)
-    if kind == "revolute":
+    if kind == "functions":
+        # one-term Poly and Spline amounts (the plain-number path, and four states at a time in
+        # batches), the knots' ends and the linear extensions beyond them included
+        x = [-1.0, -0.3, 0.2, 0.9, 1.5]
+        J, fn = ej.joints, ej.fn
+        specs = [J.Composite([J.Trans(random_unit(rng), fn.Spline(0, x, rng.uniform(-0.1, 0.1, 5), end="simm")),
+                              J.Rot(random_unit(rng), fn.Linear([1.0])),
+                              J.Rot(random_unit(rng), fn.Poly(0, [0.1, -0.4, 0.3, 0.05]))], 1),
+                 J.Composite([J.Rot(random_unit(rng), fn.Linear([0.0, 1.0])),
+                              J.Trans(random_unit(rng), fn.PiecewiseLinear(1, x, rng.uniform(-0.1, 0.1, 5))),
+                              J.Rot(random_unit(rng), fn.Spline(0, x[:3], [0.1, -0.2, 0.3],
+                                                               end="clamped", slopes=(0.3, -0.2)))], 2),
+                 J.Revolute(random_unit(rng))]
+    elif kind == "revolute":
         specs = [ej.joints.Revolute(random_unit(rng)) for _ in range(4)] + [ej.joints.Revolute((0, 1, 0))]
     elif kind == "prismatic":
         specs = [ej.joints.Prismatic(random_unit(rng)) for _ in range(4)] + [ej.joints.Prismatic((1, 0, 0))]
@@ -184,6 +197,12 @@ def test_fast_paths_equal_generic_path(kind):
             a, b = getattr(fast, field), getattr(gen, field)
             assert a.shape == b.shape
             assert np.abs(a - b).max() <= 1e-14, (kind, frame, field)
+    if kind == "functions":
+        Q = rng.uniform(-2.0, 2.0, (9, model.nq))
+        Q[0, :] = [-1.0, -1.0, 0.2, 0.0][:model.nq]      # on knots
+        V, A = rng.normal(size=(9, model.nv)), rng.normal(size=(9, model.nv))
+        tau = ej.rnea(model, Q, V, A)
+        assert all(np.array_equal(tau[b], ej.rnea(model, Q[b], V[b], A[b])) for b in range(9))
     if kind == "revolute":          # about a fixed axis: J is the axis, the bias vanishes
         assert np.abs(fast.J).max() > 0.1 and np.abs(gen.bias).max() < 1e-14
 

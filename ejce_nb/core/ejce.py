@@ -48,8 +48,8 @@ from numba.np.arrayobj import make_array
 from .._jit import jit
 from .jets import jconst
 from .joints import codes as C
-from .joints.pose import coord_function, pose
-from .lanes import get, load_row, scalar_only, store_row, zero_of
+from .joints.pose import coord_function, function1, pose, simple_coord
+from .lanes import LANES, get, load_row, pack, scalar_only, store_row, zero_of
 from .spatial import (EYE9, ZERO3, ZERO6, add, axpy6, cross, crm, ld3, ld6, ld9, mm, mtv, mv,
                       rot_axis, st3, st6, st9)
 
@@ -58,6 +58,7 @@ PATH_SCREW = 1
 PATH_QUAT = 2
 PATH_JETS = 3
 PATH_USER = 4
+assert LANES == 4          # the lane function amounts below are written for four lanes
 
 
 # ---------------------------------------------------------------------------- the kinematic map
@@ -343,7 +344,15 @@ def screw_position(m, r, s, i, q, t):
 
 def _function_amount(m, r, s, i, q, t, k, Z):
     """The amount of motion k, a function of the coordinates and time evaluated on jets along
-    u = 0: value, and its gradient into r.mg[k]."""
+    u = 0: value, and its gradient into r.mg[k] (one Poly or Spline term of a coordinate: by
+    ``function1``, in plain numbers)."""
+    c = simple_coord(m.jnt_params, m.mot_fadr[k])
+    if c >= 0:
+        f, d1, _ = function1(m.jnt_params, m.mot_fadr[k], q[m.jnt_qadr[i] + c])
+        for j in range(6):
+            r.mg[k, j] = 0.0
+        r.mg[k, c] = d1
+        return f
     qj = seeds(q, s.zv, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
     fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for j in range(6):
@@ -353,17 +362,47 @@ def _function_amount(m, r, s, i, q, t, k, Z):
 
 def _function_rates(m, r, i, q, v, t, k, Z):
     """(first, second derivative along the motion) of motion k's function amount."""
+    c = simple_coord(m.jnt_params, m.mot_fadr[k])
+    if c >= 0:
+        _, d1, d2 = function1(m.jnt_params, m.mot_fadr[k], q[m.jnt_qadr[i] + c])
+        w = v[m.jnt_dofadr[i] + c]
+        return d1 * w, d2 * w * w
     qj = seeds(q, v, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
     fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     return fj[1], fj[2]
 
 
 def _lane_function_amount(m, r, s, i, q, t, k, Z):
-    return Z
+    # lane models' function amounts are all one Poly or Spline term of a coordinate: each lane
+    # as ``_function_amount`` computes it
+    p = m.mot_fadr[k]
+    c = simple_coord(m.jnt_params, p)
+    row = m.jnt_qadr[i] + c
+    f0, g0, _ = function1(m.jnt_params, p, q[row, 0])
+    f1, g1, _ = function1(m.jnt_params, p, q[row, 1])
+    f2, g2, _ = function1(m.jnt_params, p, q[row, 2])
+    f3, g3, _ = function1(m.jnt_params, p, q[row, 3])
+    for j in range(6):
+        store_row(r.mg, k, j, Z)
+    store_row(r.mg, k, c, pack(g0, g1, g2, g3))
+    return pack(f0, f1, f2, f3)
 
 
 def _lane_function_rates(m, r, i, q, v, t, k, Z):
-    return Z, Z
+    p = m.mot_fadr[k]
+    c = simple_coord(m.jnt_params, p)
+    row = m.jnt_qadr[i] + c
+    col = m.jnt_dofadr[i] + c
+    _, a0, b0 = function1(m.jnt_params, p, q[row, 0])
+    _, a1, b1 = function1(m.jnt_params, p, q[row, 1])
+    _, a2, b2 = function1(m.jnt_params, p, q[row, 2])
+    _, a3, b3 = function1(m.jnt_params, p, q[row, 3])
+    w0 = v[col, 0]
+    w1 = v[col, 1]
+    w2 = v[col, 2]
+    w3 = v[col, 3]
+    return (pack(a0 * w0, a1 * w1, a2 * w2, a3 * w3),
+            pack(b0 * w0 * w0, b1 * w1 * w1, b2 * w2 * w2, b3 * w3 * w3))
 
 
 def function_amount(m, r, s, i, q, t, k, Z):

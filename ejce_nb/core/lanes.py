@@ -351,6 +351,19 @@ def gather(typingctx, arr, off, stride):
     return lanes_type(arr, off, stride), codegen
 
 
+@intrinsic
+def pack(typingctx, a, b, c, d):
+    """The four numbers a, b, c, d as the lanes of one value (LANES = 4)."""
+    def codegen(context, builder, sig, args):
+        v = ir.Constant(_VEC, ir.Undefined)
+        for k in range(LANES):
+            x = context.cast(builder, args[k], sig.args[k], types.float64)
+            v = builder.insert_element(v, x, ir.Constant(_I32, k))
+        return v
+
+    return lanes_type(a, b, c, d), codegen
+
+
 @overload(lane)
 def _lane(x, s):
     if isinstance(x, Lanes):

@@ -1,5 +1,6 @@
-"""OpenSim models (``.osim``, OpenSim 4 format) as ``ej.Model``: bodies, joints, coordinates and
-coordinate couplers, read with ``xml.etree`` (OpenSim itself is not needed).
+"""OpenSim models (``.osim``, OpenSim 4 format; the 3.3 format, joints inside their child bodies,
+read as its OpenSim 4 equivalent) as ``ej.Model``: bodies, joints, coordinates and coordinate
+couplers, read with ``xml.etree`` (OpenSim itself is not needed).
 
 Mapping (OpenSim -> ejce_nb):
   * ``Ground`` -> body 0 (the world); each ``Body`` -> a body with OpenSim's ``mass``,
@@ -18,16 +19,21 @@ Mapping (OpenSim -> ejce_nb):
     rz, tx, ty, tz; translations in P) -> ``Composite``; ``WeldJoint`` -> ``Fixed``.  Each
     joint's coordinates keep OpenSim's order; their velocities are the coordinate rates (for
     ``BallJoint`` and ``FreeJoint``, whose OpenSim speeds are angular velocities, this is the
-    one difference: the same mechanism, other velocity variables).
+    one difference: the same mechanism, other velocity variables).  ``EllipsoidJoint`` ->
+    ``Ellipsoid`` (velocities the angle rates; OpenSim's are the angular velocity in P).
+    A transform axis of several coordinates (``MultivariatePolynomialFunction``) reads them in
+    the order the axis lists them.
   * ``Coordinate`` -> a coordinate named as in the file (``model.coordinate_names``), its
     ``default_value`` in ``model.neutral()``, its ``range`` as limits.  ``locked`` coordinates are
     fixed at their default value (``locked="fixed"``; ``"free"`` keeps them as coordinates).
+    ``prescribed`` coordinates with a ``prescribed_function`` leave q: the transform axes linear
+    in them take that function of time instead (``prescribed="time"``; ``"free"`` keeps them).
   * ``CoordinateCouplerConstraint`` (enforced) -> a coupler (``ModelBuilder.add_coupler``):
     the dependent coordinate is eliminated exactly.
   * Functions: ``opensim_fn``.
   * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
     ``model.summary()``: forces (muscles, ligaments, actuators, contact), markers, contact
-    geometry, probes, controllers, constraints other than couplers, prescribed motions.
+    geometry, probes, controllers, constraints other than couplers.
 """
 import os
 import warnings

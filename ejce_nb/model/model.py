@@ -264,10 +264,13 @@ class Model:
                       body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
                       mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
                       mot_scale=[x[3] for x in mots], gravity=self.gravity, dof_armature=self.dof_armature)
-        # a batch runs four states at a time when every joint is fixed, a product of screw motions
-        # with constant scales or a quaternion joint (``lanes``); functions of the coordinates,
-        # the jets path and user-defined joints evaluate one state
-        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and not any(ints["jnt_fn"])
+        # a batch runs four states at a time when every joint is fixed, a quaternion joint or a
+        # product of screw motions whose amounts are scale * q[coord] or one Poly or Spline term
+        # of a coordinate (``lanes``); other functions, the jets path and user-defined joints
+        # evaluate one state
+        from ..core.joints.pose import simple_function_coord
+        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and all(
+            simple_function_coord(self.joint_params, x[4]) >= 0 for x in mots if x[4] >= 0)
         mb, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats, lanes)
         mb.flags.writeable = False
         mf.flags.writeable = False

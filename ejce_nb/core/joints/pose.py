@@ -199,6 +199,68 @@ def coord_function(params, p, qj, tj):
     return f, p
 
 
+def simple_function_coord(params, p):
+    """In Python: the coordinate read by the function at params[p] when it is one ``Poly`` or
+    ``Spline`` term of a coordinate (evaluated by ``function1``, also four states at a time),
+    else -1."""
+    if int(params[p]) == 1 and int(params[p + 1]) in (C.FN_POLY, C.FN_SPLINE):
+        return int(params[p + 2])
+    return -1
+
+
+@jit
+def simple_coord(params, p):
+    """``simple_function_coord`` in the kernels."""
+    if int(params[p]) == 1:
+        kind = int(params[p + 1])
+        if kind == C.FN_POLY or kind == C.FN_SPLINE:
+            return int(params[p + 2])
+    return -1
+
+
+@jit
+def function1(params, p, x):
+    """(value, first, second derivative) at x of the one-term ``Poly`` or ``Spline`` function at
+    params[p] (``simple_coord``): the fast path of ``coord_function``, in plain numbers."""
+    b = p + 1
+    n = int(params[b + 2])
+    if int(params[b]) == C.FN_POLY:
+        # Horner's scheme with the derivatives
+        f = params[b + 3 + n - 1]
+        d1 = 0.0
+        d2 = 0.0
+        for k in range(n - 2, -1, -1):
+            d2 = d2 * x + 2.0 * d1
+            d1 = d1 * x + f
+            f = f * x + params[b + 3 + k]
+        return f, d1, d2
+    xs = b + 3
+    ys = xs + n
+    ms = ys + n
+    if x < params[xs] or x > params[xs + n - 1]:
+        i = 0 if x < params[xs] else n - 2
+        e = i if x < params[xs] else i + 1
+        h = params[xs + i + 1] - params[xs + i]
+        slope = (params[ys + i + 1] - params[ys + i]) / h
+        if e == i:
+            slope -= h * (2.0 * params[ms + i] + params[ms + i + 1]) / 6.0
+        else:
+            slope += h * (params[ms + i] + 2.0 * params[ms + i + 1]) / 6.0
+        return params[ys + e] + slope * (x - params[xs + e]), slope, 0.0
+    i = 0
+    while i < n - 2 and x >= params[xs + i + 1]:
+        i += 1
+    h = params[xs + i + 1] - params[xs + i]
+    m0 = params[ms + i]
+    m1 = params[ms + i + 1]
+    c1 = (params[ys + i + 1] - params[ys + i]) / h - h * (2.0 * m0 + m1) / 6.0
+    c2 = 0.5 * m0
+    c3 = (m1 - m0) / (6.0 * h)
+    u = x - params[xs + i]
+    return (params[ys + i] + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u),
+            2.0 * c2 + 6.0 * c3 * u)
+
+
 @jit
 def composite(params, adr, qj, tj):
     """Product of elementary motions, each in the frame the previous ones moved to."""
