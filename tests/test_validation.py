@@ -270,7 +270,7 @@ def test_model_is_immutable(model):
         model.parent = np.array([-1, 0, 0, 0])
     with pytest.raises(AttributeError):
         model.new_attribute = 1
-    arrays = [n for n in ej.model.ARRAYS if isinstance(getattr(model, n, None), np.ndarray)]
+    arrays = [n for n in ej.model.model.ARRAYS if isinstance(getattr(model, n, None), np.ndarray)]
     assert {"parent", "jtype", "q_start", "v_start", "joint_params", "joint_P_rot", "body_mass",
             "body_inertia", "gravity"} <= set(arrays)
     for name in arrays:
