@@ -12,6 +12,10 @@ coordinates) is opened by OpenSim with its forces removed and by ``ej.load_opens
 2. ejce_nb: ``ej.rnea(model, q, qd, qdd)`` one state per call (two states alternating, so that
    no call reuses the previous one's work), and one call on a batch of ``--batch`` states
    (default 100,000; 10,000 with ``--quick``) over every CPU thread.
+3. Where ejce_nb's time goes: the same calls on the generic joint path (every joint's pose
+   evaluated on jets, state by state; the reference the fast paths are tested against) beside
+   the default paths (products of screw motions, the knee's spline amounts in plain numbers, a
+   batch four states at a time), and the public call beside its kernel alone.
 Both sides are checked to agree on the states (relative 1e-9).  Times are the best of several
 repeats.  Numba compiles the kernels on first use (minutes with a cold cache); the figures are
 taken after warm-up calls.
@@ -122,6 +126,36 @@ def main(argv=None):
     ej.rnea(model, Q, V, A)
     t_batch = best(lambda: ej.rnea(model, Q, V, A), repeat)
 
+    # the generic path, and the kernel without the Python call around it
+    from ejce_nb.algorithms import engine
+    from ejce_nb.algorithms.rnea import _NO_FORCE, inverse_dynamics, rnea_one
+    inverse_dynamics(model, q2[0], v2[0], a2[0], generic=True)
+
+    def ej_one_generic():
+        for b in range(n_one // 4):
+            k = b & 1
+            inverse_dynamics(model, q2[k], v2[k], a2[k], generic=True)
+
+    def ej_one_wrapper():
+        for b in range(n_one // 4):
+            k = b & 1
+            inverse_dynamics(model, q2[k], v2[k], a2[k])
+
+    t_one_generic = best(ej_one_generic, repeat) / (n_one // 4)
+    t_one_layer = best(ej_one_wrapper, repeat) / (n_one // 4)
+    w = engine.one_workspace(model)
+    out = np.empty(model.nv)
+
+    def ej_kernel():
+        for b in range(n_one):
+            k = b & 1
+            rnea_one(model._mb, w, q2[k], v2[k], a2[k], 0.0, _NO_FORCE, out)
+
+    t_kernel = best(ej_kernel, repeat) / n_one
+    nb = max(batch // 10, 1000)
+    inverse_dynamics(model, Q[:nb], V[:nb], A[:nb], generic=True)
+    t_batch_generic = best(lambda: inverse_dynamics(model, Q[:nb], V[:nb], A[:nb], generic=True), repeat) * batch / nb
+
     rate_os = 1.0 / t_full
     rate_batch = batch / t_batch
     res = {"model": os.path.basename(args.model), "nq": model.nq, "nv": model.nv,
@@ -129,7 +163,12 @@ def main(argv=None):
            "opensim_solve_us": t_solve * 1e6, "opensim_state_and_solve_us": t_full * 1e6,
            "ej_rnea_single_us": t_one * 1e6, "ej_rnea_batch": batch, "ej_rnea_batch_s": t_batch,
            "ej_batch_states_per_s": rate_batch, "opensim_states_per_s": rate_os,
-           "batch_over_opensim_loop": rate_batch / rate_os, "single_over_solve": t_one / t_solve}
+           "batch_over_opensim_loop": rate_batch / rate_os, "single_over_solve": t_one / t_solve,
+           "ej_rnea_kernel_us": t_kernel * 1e6, "ej_rnea_single_generic_us": t_one_generic * 1e6,
+           "ej_rnea_single_input_layer_us": t_one_layer * 1e6,
+           "ej_rnea_batch_generic_s": t_batch_generic,
+           "joint_paths": {name: int(n) for name, n in zip(("fixed", "screw", "quaternion", "jets", "user"),
+                                                          np.bincount(model.jnt_path[1:], minlength=5))}}
     print(f"{res['model']}: nq {model.nq}, OpenSim {osim.__version__}, {res['threads']} threads")
     print(f"  OpenSim InverseDynamicsSolver.solve        {t_solve * 1e6:10.2f} us/call")
     print(f"  OpenSim setQ + setU + realize + solve      {t_full * 1e6:10.2f} us/state "
@@ -138,6 +177,12 @@ def main(argv=None):
           f"({t_one / t_solve:.3f} x OpenSim's solve alone)")
     print(f"  ej.rnea, batch of {batch:,}               {t_batch * 1e3:10.1f} ms "
           f"({rate_batch:,.0f} states/s, {rate_batch / rate_os:.0f} x OpenSim's loop)")
+    print(f"  where the time goes: joints by path {res['joint_paths']}")
+    print(f"    ej.rnea kernel alone (no Python call)    {t_kernel * 1e6:10.2f} us/call")
+    print(f"    one state through the input layer        {t_one_layer * 1e6:10.2f} us/call, generic (jets) "
+          f"joint path {t_one_generic * 1e6:.2f} us/call")
+    print(f"    batch, generic path state by state       {t_batch_generic * 1e3:10.1f} ms for {batch:,} "
+          f"({batch / t_batch_generic:,.0f} states/s)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

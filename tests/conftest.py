@@ -278,13 +278,16 @@ def ref_fn(f, q, t):
         c = np.asarray(f.coeffs)
         return f.offset + float(c @ np.asarray(q[:len(c)]))
     if isinstance(f, efn.Poly):
-        return float(np.polynomial.polynomial.polyval(q[f.coord], f.coeffs))
+        return float(np.polynomial.polynomial.polyval(t if f.coord == "t" else q[f.coord], f.coeffs))
     if isinstance(f, efn.TimePoly):
         return float(np.polynomial.polynomial.polyval(t, f.coeffs))
     if isinstance(f, efn.Harmonic):
         return f.amplitude * np.sin(f.omega * t + f.phase)
+    if isinstance(f, efn.MultiPoly):
+        return float(sum(c * np.prod([q[k] ** int(e) for k, e in zip(f.coords, row)])
+                         for c, row in zip(f.coeffs, f.powers)))
     if isinstance(f, efn.Spline):
-        x = q[f.coord]
+        x = t if f.coord == "t" else q[f.coord]
         cs = CubicSpline(f.x, f.y, bc_type="natural")
         if x < f.x[0]:
             return float(f.y[0] + cs(f.x[0], 1) * (x - f.x[0]))
@@ -318,6 +321,9 @@ def ref_joint_pose(spec, q, t=0.0):
         return ref_rotation(spec.param, q[3:]), q[:3].copy()
     if isinstance(spec, J.Spherical):
         return ref_rotation(spec.param, q), np.zeros(3)
+    if isinstance(spec, J.Ellipsoid):
+        R = rot_axis((1, 0, 0), q[0]) @ rot_axis((0, 1, 0), q[1]) @ rot_axis((0, 0, 1), q[2])
+        return R, spec.radii * R[:, 2]
     if isinstance(spec, J.Composite):
         R, r = np.eye(3), np.zeros(3)
         for m in spec.motions:

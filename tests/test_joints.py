@@ -12,7 +12,7 @@ import pytest
 
 import ejce_nb as ej
 from ejce_nb.joints import Composite, Rot, Trans
-from ejce_nb.joints.fn import Harmonic, Linear, Poly, Spline, Sum, TimePoly
+from ejce_nb.joints.fn import Harmonic, Linear, MultiPoly, Poly, Spline, Sum, TimePoly
 
 from conftest import (EULER_24, ROT_PARAMS, STENCIL, fd1, fd2, motion, random_joint_q, random_state,
                       random_tree, random_unit, ref_joint_pose, rotation_rates, scaled_err, skew)
@@ -45,6 +45,7 @@ SPECS = {
     "universal_xy": ej.joints.Universal((1, 0, 0), (0, 1, 0)),
     "planar": ej.joints.Planar(),
     "translation": ej.joints.Translation(),
+    "ellipsoid": ej.joints.Ellipsoid((0.07, 0.12, 0.2)),
 }
 for _p in EULER_24 + ROT_PARAMS:
     SPECS[f"spherical_{_p}"] = ej.joints.Spherical(_p)
@@ -77,6 +78,12 @@ COMPOSITES = {
                                 Rot((0, 0, 1), Linear([0, 0, 1.0])), Trans(AX[0], Linear([0, 0, 0, 1.0])),
                                 Trans(AX[1], Linear([0, 0, 0, 0, 1.0])),
                                 Trans(AX[2], Linear([0, 0, 0, 0, 0, 1.0]))], nq=6),
+    "composite_multipoly": Composite([Rot(AX[0], Linear([1.0])),
+                                      Trans(AX[1], MultiPoly([0, 1], [[1, 1], [2, 0], [0, 3]], [0.3, -0.2, 0.1])),
+                                      Rot(AX[2], MultiPoly([1, 0], [[1, 0], [1, 1], [0, 0]], [1.0, 0.4, 0.1]))], nq=2),
+    "composite_time_spline": Composite([Rot(AX[3], Sum(Linear([1.0]), Spline("t", [-1.0, 0.0, 0.5, 1.5],
+                                                                              [0.1, -0.2, 0.3, 0.0]))),
+                                        Trans(AX[4], Poly("t", [0.0, 0.2, -0.1]))], nq=1),
     # rheonomic joints with no coordinate: the whole motion is the time drive (J has no columns)
     "rheonomic_nq0": Composite([Rot(AX[0], Harmonic(0.7, 2.0, 0.3)),
                                 Trans(AX[1], TimePoly([0.1, 0.3, -0.2])),

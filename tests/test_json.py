@@ -65,9 +65,23 @@ def test_random_models_cover_every_joint_kind_and_function():
                     parts = mo.f.parts if isinstance(mo.f, ej.fn.Sum) else [mo.f]
                     fns |= {type(p).__name__ for p in parts} | {type(mo.f).__name__}
         assert np.any(np.isfinite(m.q_lower)) and np.any(np.isinf(m.q_lower))
-    assert kinds == set(codes.NAMES) - {codes.CUSTOM}       # user-defined joints: test_user_joints
+    # user-defined joints: test_user_joints; Ellipsoid: below
+    assert kinds == set(codes.NAMES) - {codes.CUSTOM, codes.ELLIPSOID}
     assert fns == {"Linear", "Poly", "Spline", "TimePoly", "Harmonic", "Sum"}
     assert params == {"euler", "quaternion", "rotvec", "rodrigues", "mrp"}
+
+
+def test_ellipsoid_and_multivariate_functions_round_trip():
+    b = ej.ModelBuilder()
+    b.add_body("a", joint=J.Ellipsoid((0.1, 0.2, 0.3)), mass=1.0, inertia=np.eye(3) * 0.01)
+    b.add_body("b", parent="a", joint=J.Composite([J.Rot((0, 0, 1), ej.fn.Linear([1.0])), J.Trans(
+        (1, 0, 0), ej.fn.MultiPoly([0, 1], [[1, 1], [0, 2]], [0.2, -0.1])), J.Rot((0, 1, 0), ej.fn.Spline(
+            "t", [0.0, 1.0, 2.0], [0.0, 0.3, 0.1]))], 2), mass=1.0, inertia=np.eye(3) * 0.01)
+    m = b.build()
+    back = ej.Model.from_json(m.to_json())
+    assert back.joint_specs == m.joint_specs
+    q, v, a = np.array([0.1, -0.2, 0.3, 0.4, -0.5]), np.ones(5), np.zeros(5)
+    assert np.array_equal(ej.rnea(back, q, v, a, t=0.7), ej.rnea(m, q, v, a, t=0.7))
 
 
 def test_every_rotation_parameterisation_round_trips():
