@@ -58,12 +58,9 @@ def test_model_tables_are_views_of_the_packed_buffers(model):
     assert model.parent is model.body_parent and model.jtype is model.jnt_type
     assert model.q_start is model.jnt_qadr and model.v_start is model.jnt_dofadr
     assert model.nq_joint is model.jnt_nq and model.nv_joint is model.jnt_nv
-    for name, *_ in layout.INT_TABLES:
-        a = getattr(model, name)
-        assert np.shares_memory(a, model._mi) and not a.flags.writeable, name
-    for name, *_ in layout.FLOAT_TABLES:
-        a = getattr(model, name)
-        assert np.shares_memory(a, model._mf) and not a.flags.writeable, name
+    for t in layout.MODEL:
+        a = getattr(model, t.name)
+        assert np.shares_memory(a, model._mi if t.dtype == "i8" else model._mf) and not a.flags.writeable, t.name
     # the derived tables: P_i in the parent's C frame, inertia about the origin of C
     for i in range(1, model.nbodies + 1):
         l = model.parent[i]

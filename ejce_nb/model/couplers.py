@@ -117,7 +117,7 @@ def tables(model, full):
     red_q, red_v = {}, {}
     for j in range(1, model.nbodies + 1):
         s = model.joint_specs[j]
-        fq, fv = int(full.q_start[j]), int(full.v_start[j])
+        fq, fv = int(full.jnt_qadr[j]), int(full.jnt_dofadr[j])
         for k in range(s.nq):
             if (j, k) not in dep:
                 red_q[(j, k)] = len(own_q)
@@ -138,8 +138,8 @@ def tables(model, full):
     params = []
     for i, c in enumerate(model.couplers):
         j, k = c.dependent
-        cq[i] = full.q_start[j] + k
-        cv[i] = full.v_start[j] + k
+        cq[i] = full.jnt_qadr[j] + k
+        cv[i] = full.jnt_dofadr[j] + k
         cnind[i] = len(c.independent)
         for a, jk in enumerate(c.independent):
             cind_q[i, a] = red_q[jk]

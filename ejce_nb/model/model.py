@@ -55,17 +55,17 @@ from . import layout
 from ..errors import ModelError
 from ..core.joints import codes as C
 
-ARRAYS = ("parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
-          "joint_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
+ARRAYS = ("body_parent", "jnt_type", "jnt_qadr", "jnt_nq", "jnt_dofadr", "jnt_nv", "jnt_padr",
+          "jnt_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
           "body_com", "body_inertia", "body_spatial_inertia", "q_lower", "q_upper", "v_limit",
           "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset",
           "dof_damping", "dof_stiffness", "dof_springref", "dof_armature")
 
-
-# entity-prefixed table -> the name API.md gives it
-ALIASES = {"body_parent": "parent", "jnt_type": "jtype", "jnt_qadr": "q_start", "jnt_nq": "nq_joint",
-           "jnt_dofadr": "v_start", "jnt_nv": "nv_joint", "jnt_padr": "joint_param_adr",
-           "jnt_params": "joint_params"}
+# the names docs/API.md gives some tables -> the entity-prefixed table they name (the only
+# attribute: each alias is a read-only property of the Model class, defined from this map)
+ALIASES = {"parent": "body_parent", "jtype": "jnt_type", "q_start": "jnt_qadr", "nq_joint": "jnt_nq",
+           "v_start": "jnt_dofadr", "nv_joint": "jnt_nv", "joint_param_adr": "jnt_padr",
+           "joint_params": "jnt_params"}
 
 
 def skew(v):
@@ -120,8 +120,8 @@ class Model:
         self.body_names = tuple(body_names)
         self.joint_names = tuple(joint_names)
         self.joint_specs = tuple(joint_specs)
-        self.parent = np.asarray(parent, dtype=np.int64)
-        self.jtype = np.array([s.code for s in joint_specs], dtype=np.int64)
+        self.body_parent = np.asarray(parent, dtype=np.int64)
+        self.jnt_type = np.array([s.code for s in joint_specs], dtype=np.int64)
         # joint_mimic: per row None or (source joint index, multiplier, offset); a mimic joint is the
         # linear case of a coupler (``couplers``), and every coupler is validated there
         from . import couplers as _cp
@@ -146,16 +146,16 @@ class Model:
                 self.joint_mimic_multiplier[j] = c.scale * f.coeffs[0]
                 self.joint_mimic_offset[j] = c.scale * f.offset
         self.couplers_linear = all(c.is_linear() for c in cpl)
-        self.nq_joint = np.array([s.nq for s in joint_specs], dtype=np.int64) - ndep
-        self.nv_joint = np.array([s.nv for s in joint_specs], dtype=np.int64) - ndep
-        self.q_start = np.concatenate([[0], np.cumsum(self.nq_joint)[:-1]]).astype(np.int64)
-        self.v_start = np.concatenate([[0], np.cumsum(self.nv_joint)[:-1]]).astype(np.int64)
-        self.nq = int(self.nq_joint.sum())
-        self.nv = int(self.nv_joint.sum())
+        self.jnt_nq = np.array([s.nq for s in joint_specs], dtype=np.int64) - ndep
+        self.jnt_nv = np.array([s.nv for s in joint_specs], dtype=np.int64) - ndep
+        self.jnt_qadr = np.concatenate([[0], np.cumsum(self.jnt_nq)[:-1]]).astype(np.int64)
+        self.jnt_dofadr = np.concatenate([[0], np.cumsum(self.jnt_nv)[:-1]]).astype(np.int64)
+        self.nq = int(self.jnt_nq.sum())
+        self.nv = int(self.jnt_nv.sum())
         blocks = [s.params() for s in joint_specs]
-        self.joint_param_adr = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
+        self.jnt_padr = np.concatenate([[0], np.cumsum([len(b) for b in blocks])[:-1]]).astype(np.int64)
         # three zeros of padding: kernels may read a joint's first three entries whatever its kind
-        self.joint_params = np.array([v for b in blocks for v in b] + [0.0, 0.0, 0.0], dtype=np.float64)
+        self.jnt_params = np.array([v for b in blocks for v in b] + [0.0, 0.0, 0.0], dtype=np.float64)
         self.joint_P_rot = np.array([T.rotation for T in joint_P], dtype=np.float64).reshape(n1, 3, 3)
         self.joint_P_pos = np.array([T.translation for T in joint_P], dtype=np.float64).reshape(n1, 3)
         self.joint_C_rot = np.array([T.rotation for T in joint_C], dtype=np.float64).reshape(n1, 3, 3)
@@ -176,7 +176,7 @@ class Model:
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
         self.rheonomic = bool(any(s.is_rheonomic() for s in joint_specs))
         self._quaternion_blocks = tuple(
-            (j, slice(int(self.q_start[j] + self.nq_joint[j]) - 4, int(self.q_start[j] + self.nq_joint[j])))
+            (j, slice(int(self.jnt_qadr[j] + self.jnt_nq[j]) - 4, int(self.jnt_qadr[j] + self.jnt_nq[j])))
             for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
         self._full_names(coordinate_names, q_default)
         self.notes = tuple(notes or ())
@@ -194,9 +194,9 @@ class Model:
         its expansion, whose tables it shares."""
         if self.has_mimic:
             full = self.expanded()
-            for name, *_ in layout.INT_TABLES + layout.FLOAT_TABLES:
-                own = ALIASES.get(name, name)
-                object.__setattr__(self, name, getattr(self, own) if hasattr(self, own) else getattr(full, name))
+            for t in layout.MODEL:
+                if not hasattr(self, t.name):
+                    object.__setattr__(self, t.name, getattr(full, t.name))
             for name in ("_mb", "_mi", "_mf", "_pool", "_wpool"):
                 object.__setattr__(self, name, None)
             return
@@ -212,7 +212,7 @@ class Model:
         bo = np.zeros((n1, 3))
         iscale = np.zeros(n1)
         for i in range(1, n1):
-            l = self.parent[i]
+            l = self.body_parent[i]
             # the world's C frame is the world frame itself
             Ecl = Ec[l] if l > 0 else np.eye(3)
             ccl = cc[l] if l > 0 else np.zeros(3)
@@ -246,47 +246,38 @@ class Model:
             elif motions is not None:
                 path[i] = PATH_SCREW
                 nmot[i] = len(motions)
-                mots += [(k, ax, c, sc, -1 if fo < 0 else self.joint_param_adr[i] + fo)
+                mots += [(k, ax, c, sc, -1 if fo < 0 else self.jnt_padr[i] + fo)
                          for k, ax, c, sc, fo in motions]
             elif quat[i] >= 0:
                 path[i] = PATH_QUAT
             else:
                 path[i] = PATH_JETS
         K = len(mots)
-        ints = dict(body_parent=self.parent, jnt_type=self.jtype, jnt_path=path, jnt_qadr=self.q_start,
-                    jnt_nq=self.nq_joint, jnt_dofadr=self.v_start, jnt_nv=self.nv_joint,
-                    jnt_padr=self.joint_param_adr, jnt_madr=madr, jnt_nmot=nmot, jnt_quat=quat,
-                    jnt_fn=[int(any(x[2] < 0 for x in mots[madr[i]:madr[i] + nmot[i]])) for i in range(n1)],
-                    jnt_fptr=fptr,
-                    mot_kind=[x[0] for x in mots], mot_coord=[x[2] for x in mots],
-                    mot_fadr=[x[4] for x in mots])
-        floats = dict(jnt_params=self.joint_params, jnt_Xt=Xt, jnt_pt=pt, body_mass=self.body_mass,
-                      body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec, body_iscale=iscale,
-                      mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
-                      mot_scale=[x[3] for x in mots], gravity=self.gravity, dof_armature=self.dof_armature)
+        tables = dict(
+            body_parent=self.body_parent, jnt_type=self.jnt_type, jnt_path=path, jnt_qadr=self.jnt_qadr,
+            jnt_nq=self.jnt_nq, jnt_dofadr=self.jnt_dofadr, jnt_nv=self.jnt_nv, jnt_padr=self.jnt_padr,
+            jnt_madr=madr, jnt_nmot=nmot, jnt_quat=quat,
+            jnt_fn=[int(any(x[2] < 0 for x in mots[madr[i]:madr[i] + nmot[i]])) for i in range(n1)],
+            jnt_fptr=fptr, mot_kind=[x[0] for x in mots], mot_coord=[x[2] for x in mots],
+            mot_fadr=[x[4] for x in mots], jnt_params=self.jnt_params, jnt_Xt=Xt, jnt_pt=pt,
+            body_mass=self.body_mass, body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec,
+            body_iscale=iscale, mot_axis=np.array([x[1] for x in mots]).reshape(K, 3),
+            mot_scale=[x[3] for x in mots], gravity=self.gravity, dof_armature=self.dof_armature)
         # a batch runs four states at a time when every joint is fixed, a product of screw motions
         # with constant scales or a quaternion joint (``lanes``); functions of the coordinates,
         # the jets path and user-defined joints evaluate one state
-        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and not any(ints["jnt_fn"])
-        mb, mf = layout.pack_model(n1, self.nq, self.nv, K, ints, floats, lanes)
+        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and not any(tables["jnt_fn"])
+        sizes = dict(n1=n1, nq=self.nq, nv=self.nv, nmot=K, npar=len(self.jnt_params))
+        mb, mf = layout.pack_model(sizes, tables, lanes)
         mb.flags.writeable = False
         mf.flags.writeable = False
-        mi = mb
         object.__setattr__(self, "_mb", mb)
-        object.__setattr__(self, "_mi", mi)
+        object.__setattr__(self, "_mi", mb)
         object.__setattr__(self, "_mf", mf)
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_wpool", [])
-        sizes = layout.sizes_of(n1, self.nq, self.nv, K, len(self.joint_params))
-        for name, rows in layout.INT_TABLES:
-            object.__setattr__(self, name, layout.table(mi, mi, name, (sizes[rows],)))
-        for name, rows, cols in layout.FLOAT_TABLES:
-            shape = (sizes[rows],) if cols == 0 else ((sizes[rows], 3, 3) if cols == 9 else (sizes[rows], cols))
-            object.__setattr__(self, name, layout.table(mf, mi, name, shape).reshape(
-                (3,) if name == "gravity" else shape))
-        # the names API.md fixes are the same tables
-        for name, alias in ALIASES.items():
-            object.__setattr__(self, alias, getattr(self, name))
+        for name, view in layout.model_tables(mb, mf).items():
+            object.__setattr__(self, name, view)
 
     @property
     def record_size(self):
@@ -300,11 +291,6 @@ class Model:
     def kernel_model(self):
         """The model the kernels run on: this one, or for a model with mimic joints its expansion."""
         return self.expanded() if self.has_mimic else self
-
-    def data(self, batch=None):
-        """A preallocated workspace for this model (``ej.Data``)."""
-        from .data import Data
-        return Data(self, batch)
 
     def __reduce__(self):
         return (_remake, (self._made_from,))
@@ -347,11 +333,11 @@ class Model:
 
     def q_slice(self, joint):
         j = self.joint_index(joint)
-        return slice(int(self.q_start[j]), int(self.q_start[j] + self.nq_joint[j]))
+        return slice(int(self.jnt_qadr[j]), int(self.jnt_qadr[j] + self.jnt_nq[j]))
 
     def v_slice(self, joint):
         j = self.joint_index(joint)
-        return slice(int(self.v_start[j]), int(self.v_start[j] + self.nv_joint[j]))
+        return slice(int(self.jnt_dofadr[j]), int(self.jnt_dofadr[j] + self.jnt_nv[j]))
 
     def joint_q_slices(self):
         """{joint name: slice of q} for every joint but the world's (empty for Fixed and mimic joints)."""
@@ -446,7 +432,7 @@ class Model:
         inside = np.zeros(self.nbodies + 1, dtype=bool)
         inside[i] = True
         for k in range(i + 1, self.nbodies + 1):
-            inside[k] = inside[self.parent[k]]
+            inside[k] = inside[self.body_parent[k]]
         return np.nonzero(inside)[0]
 
     # ------------------------------------------------------------------ mimic joints
@@ -472,7 +458,7 @@ class Model:
                 [fill(self.dof_damping, nvf, own_v, 0.0)], [fill(self.dof_stiffness, nvf, own_v, 0.0)],
                 [fill(self.dof_springref, nvf, own_v, 0.0)], [fill(self.dof_armature, nvf, own_v, 0.0)]]
         m = Model(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
-                  joint_specs=self.joint_specs, parent=self.parent,
+                  joint_specs=self.joint_specs, parent=self.body_parent,
                   joint_P=[Transform(R, p) for R, p in zip(self.joint_P_rot, self.joint_P_pos)],
                   joint_C=[Transform(R, p) for R, p in zip(self.joint_C_rot, self.joint_C_pos)],
                   body_mass=self.body_mass, body_com=self.body_com, body_inertia=self.body_inertia,
@@ -509,11 +495,11 @@ class Model:
             j, k = c.dependent
             n = len(c.independent)
             f0 = c.function.value(np.zeros(n))
-            gq[full.q_start[j] + k] = c.scale * f0
+            gq[full.jnt_qadr[j] + k] = c.scale * f0
             for a, (ji, ki) in enumerate(c.independent):
                 g = c.scale * (c.function.value(np.eye(n)[a]) - f0)
-                Gq[full.q_start[j] + k, red_q[int(full.q_start[ji] + ki)]] = g
-                Gv[full.v_start[j] + k, red_v[int(full.v_start[ji] + ki)]] = g
+                Gq[full.jnt_qadr[j] + k, red_q[int(full.jnt_qadr[ji] + ki)]] = g
+                Gv[full.jnt_dofadr[j] + k, red_v[int(full.jnt_dofadr[ji] + ki)]] = g
         out = (Gq, gq, Gv)
         for x in out:
             x.flags.writeable = False
@@ -542,7 +528,7 @@ class Model:
         """Indices into the coordinates of ``expanded()`` of the couplers' dependent coordinates,
         in the couplers' order."""
         full = self.expanded()
-        return np.array([int(full.q_start[c.dependent[0]] + c.dependent[1]) for c in self.couplers], dtype=np.int64)
+        return np.array([int(full.jnt_qadr[c.dependent[0]] + c.dependent[1]) for c in self.couplers], dtype=np.int64)
 
     def expand(self, q):
         """q_full = phi(q): the coordinates of ``expanded()`` from this model's q, (nq,) or (B, nq)."""
@@ -586,10 +572,10 @@ class Model:
         lines = [f"bodies {self.nbodies}, nq {self.nq}, nv {self.nv}, total mass {self.total_mass:.6g}",
                  f"gravity {self.gravity.tolist()}{', rheonomic' if self.rheonomic else ''}"]
         for i in range(1, self.nbodies + 1):
-            lines.append(f"  {i:4d} {self.body_names[i]:<20s} <- {self.body_names[self.parent[i]]:<20s}"
+            lines.append(f"  {i:4d} {self.body_names[i]:<20s} <- {self.body_names[self.body_parent[i]]:<20s}"
                          f" joint {self.joint_names[i]} {self.joint_specs[i]!r}"
-                         f" q[{self.q_start[i]}:{self.q_start[i] + self.nq_joint[i]}]"
-                         f" v[{self.v_start[i]}:{self.v_start[i] + self.nv_joint[i]}]"
+                         f" q[{self.jnt_qadr[i]}:{self.jnt_qadr[i] + self.jnt_nq[i]}]"
+                         f" v[{self.jnt_dofadr[i]}:{self.jnt_dofadr[i] + self.jnt_nv[i]}]"
                          + (f" mimics {self.joint_names[self.joint_mimic[i]]!r}"
                             f" x {self.joint_mimic_multiplier[i]:.6g} + {self.joint_mimic_offset[i]:.6g}"
                             if self.joint_mimic[i] >= 0 else ""))
@@ -598,8 +584,8 @@ class Model:
             if self.joint_mimic[j] >= 0:
                 continue
             full = self.expanded()
-            dn = full.coordinate_names[int(full.q_start[j] + k)]
-            ind = [full.coordinate_names[int(full.q_start[a] + b)] for a, b in c.independent]
+            dn = full.coordinate_names[int(full.jnt_qadr[j] + k)]
+            ind = [full.coordinate_names[int(full.jnt_qadr[a] + b)] for a, b in c.independent]
             lines.append(f"  coupler {dn} = {c.scale:.6g} x {c.function!r} of {ind}")
         if np.any(self.dof_armature != 0.0):
             lines.append(f"  armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
@@ -620,7 +606,7 @@ class Model:
             qs, vs = lm.q_slice(i), lm.v_slice(i)
             b = {
                 "name": self.body_names[i],
-                "parent": self.body_names[self.parent[i]],
+                "parent": self.body_names[self.body_parent[i]],
                 "joint_name": self.joint_names[i],
                 "joint": self.joint_specs[i].to_dict(),
                 "placement": {"rotation": self.joint_P_rot[i].tolist(), "translation": self.joint_P_pos[i].tolist()},
@@ -645,7 +631,7 @@ class Model:
             if dyn:
                 b["dynamics"] = dyn
             full = self.expanded()
-            fq = slice(int(full.q_start[i]), int(full.q_start[i] + full.nq_joint[i]))
+            fq = slice(int(full.jnt_qadr[i]), int(full.jnt_qadr[i] + full.jnt_nq[i]))
             auto = [self.joint_names[i]] if fq.stop - fq.start == 1 else [
                 f"{self.joint_names[i]}[{k}]" for k in range(fq.stop - fq.start)]
             if list(self._qnames_full[fq]) != auto:
@@ -699,6 +685,14 @@ class Model:
         except (ValueError, RecursionError) as e:     # JSONDecodeError, too many digits, too deep
             raise ModelError(f"{source}: not valid JSON: {e}") from None
         return cls.from_dict(d, source)
+
+
+def _alias(name):
+    return property(lambda self: getattr(self, name), doc=f"``{name}``, under the name docs/API.md gives it")
+
+
+for _short, _name in ALIASES.items():
+    setattr(Model, _short, _alias(_name))
 
 
 def _remake(made_from):
