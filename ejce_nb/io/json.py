@@ -184,6 +184,23 @@ def _json_mimic(mimic, where):
     return mimic
 
 
+def _number_lists(obj, where, fields, expected, nulls):
+    """A body's ``limits`` or ``dynamics`` object checked: known fields only, each a list of one
+    number (or null, for a limit: none) per coordinate or velocity variable."""
+    if not isinstance(obj, dict):
+        raise ModelError(f"{where}: expected {expected}, got {obj!r}")
+    if set(obj) - fields:
+        raise ModelError(f"{where}: unknown fields {sorted(set(obj) - fields, key=str)} (expected {sorted(fields)})")
+    for key, values in obj.items():
+        per = "coordinate" if key.startswith("q") else "velocity" if nulls else "velocity variable"
+        if not isinstance(values, list):
+            raise ModelError(f"{where}.{key}: expected a list of one number{' or null' if nulls else ''} per "
+                             f"{per}, got {values!r}")
+        for k, x in enumerate(values):
+            check_json_numbers(x, f"{where}.{key}[{k}]", scalar=True, nulls=nulls)
+    return obj
+
+
 def builder_from_dict(d, source="model"):
     """A ModelBuilder filled from the JSON form; errors name the path in the file
     (``source: bodies[3].joint.axis: ...``).
@@ -233,33 +250,10 @@ def builder_from_dict(d, source="model"):
         joint = _specs.from_dict(body["joint"], f"{where}.joint")
         P = _transform_from(body.get("placement", {}), f"{where}.placement")
         Cp = _transform_from(body.get("child_placement", {}), f"{where}.child_placement")
-        lim = body.get("limits", {})
-        if not isinstance(lim, dict):
-            raise ModelError(f"{where}.limits: expected an object, got {lim!r}")
-        if set(lim) - _LIMIT_FIELDS:
-            raise ModelError(f"{where}.limits: unknown fields {sorted(set(lim) - _LIMIT_FIELDS, key=str)} "
-                             f"(expected {sorted(_LIMIT_FIELDS)})")
-        for key, values in lim.items():
-            if not isinstance(values, list):
-                raise ModelError(f"{where}.limits.{key}: expected a list of one number or null per "
-                                 f"{'coordinate' if key.startswith('q') else 'velocity'}, got {values!r}")
-            for k, x in enumerate(values):
-                check_json_numbers(x, f"{where}.limits.{key}[{k}]", scalar=True, nulls=True)
+        lim = _number_lists(body.get("limits", {}), f"{where}.limits", _LIMIT_FIELDS, "an object", True)
         mimic = _json_mimic(body["mimic"], f"{where}.mimic") if "mimic" in body else None
-        dyn = body.get("dynamics", {})
-        if not isinstance(dyn, dict):
-            raise ModelError(f"{where}.dynamics: expected an object with 'damping', 'stiffness', 'spring_ref', "
-                             "'armature', "
-                             f"got {dyn!r}")
-        if set(dyn) - _DYNAMICS_FIELDS:
-            raise ModelError(f"{where}.dynamics: unknown fields {sorted(set(dyn) - _DYNAMICS_FIELDS, key=str)} "
-                             f"(expected {sorted(_DYNAMICS_FIELDS)})")
-        for key, values in dyn.items():
-            if not isinstance(values, list):
-                raise ModelError(f"{where}.dynamics.{key}: expected a list of one number per velocity "
-                                 f"variable, got {values!r}")
-            for k, x in enumerate(values):
-                check_json_numbers(x, f"{where}.dynamics.{key}[{k}]", scalar=True)
+        dyn = _number_lists(body.get("dynamics", {}), f"{where}.dynamics", _DYNAMICS_FIELDS,
+                            "an object with 'damping', 'stiffness', 'spring_ref', 'armature'", False)
         try:
             b.add_body(body["name"], parent=body.get("parent", "world"), joint=joint, placement=P,
                        child_placement=Cp, mass=body.get("mass", 0.0), com=body.get("com", (0, 0, 0)),

@@ -188,31 +188,32 @@ def expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, par
             af[cv[c]] = acc
 
 
+@jit
+def _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                QF, VF, AF, G, QI, VI, b):
+    """``expand_state`` of state b of a batch (V and A may hold one row for every state)."""
+    bv = b if V.shape[0] > 1 else b - b     # (the same integer type as b: prange's index is unsigned)
+    ba = b if A.shape[0] > 1 else b - b
+    expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
+                 V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+
+
 @pjit
 def expand_many(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
                 QF, VF, AF, G, QI, VI):
     """``expand_state`` of every state of a batch, in parallel (QI, VI: (B, MAX_IND) scratch)."""
-    nv1 = V.shape[0] - 1
-    na1 = A.shape[0] - 1
     for b in prange(Q.shape[0]):
-        # (the same integer type as b: prange's index is unsigned)
-        bv = b if nv1 > 0 else b - b
-        ba = b if na1 > 0 else b - b
-        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
-                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                    QF, VF, AF, G, QI, VI, b)
 
 
 @jit
 def expand_loop(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
                 QF, VF, AF, G, QI, VI):
     """``expand_many`` on one thread (a few states: no thread pool to wake)."""
-    nv1 = V.shape[0] - 1
-    na1 = A.shape[0] - 1
     for b in range(Q.shape[0]):
-        bv = b if nv1 > 0 else 0
-        ba = b if na1 > 0 else 0
-        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
-                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                    QF, VF, AF, G, QI, VI, b)
 
 
 class Coupling:

@@ -250,55 +250,55 @@ def _view(context, builder, buf_type, buf, off, shape, strides, ret_type):
     return out._getvalue()
 
 
+def _typed(buf, ndim):
+    """The type of an ``ndim``-axis view of ``buf``, or None where ``buf`` is no 1-D C array."""
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    return types.Array(buf.dtype, ndim, "C", readonly=not buf.mutable)
+
+
+def _codegen(shape_strides):
+    """The code of a view: ``shape_strides(context, builder, dims)`` gives its shape and strides
+    (in entries) from the integer arguments after the offset."""
+    def codegen(context, builder, sig, args):
+        o, *dims = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
+        shape, strides = shape_strides(context, builder, dims)
+        return _view(context, builder, sig.args[0], args[0], o, shape, strides, sig.return_type)
+    return codegen
+
+
+def _one(context):
+    return context.get_constant(types.intp, 1)
+
+
 @intrinsic
 def rows(typingctx, buf, off, n, m):
     """The ``n x m`` C-contiguous view of a 1-D C-contiguous buffer starting at entry ``off``.
 
     No reshape checks are made (the layout above is what guarantees that it fits) and no
     reference is counted, which is what makes a view free; it must not outlive the call."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 2, "C", readonly=not buf.mutable)
-
-    def codegen(context, builder, sig, args):
-        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        return _view(context, builder, sig.args[0], args[0], o, [nn, mm], [mm, one], sig.return_type)
-
-    return ret(buf, off, n, m), codegen
+    ret = _typed(buf, 2)
+    return None if ret is None else (ret(buf, off, n, m), _codegen(
+        lambda c, b, d: (d, [d[1], _one(c)])))
 
 
 @intrinsic
 def vec(typingctx, buf, off, n):
     """The ``n`` entries of a 1-D C-contiguous buffer from ``off`` (as ``rows``, one axis)."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 1, "C", readonly=not buf.mutable)
-
-    def codegen(context, builder, sig, args):
-        o, nn = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        return _view(context, builder, sig.args[0], args[0], o, [nn], [one], sig.return_type)
-
-    return ret(buf, off, n), codegen
+    ret = _typed(buf, 1)
+    return None if ret is None else (ret(buf, off, n), _codegen(lambda c, b, d: (d, [_one(c)])))
 
 
 @intrinsic
 def rows3(typingctx, buf, off, n, m):
     """The ``n x m x LANES`` C-contiguous view of a 1-D C-contiguous buffer from entry ``off``:
     a table of the lane layout (``record_lanes``); as ``rows``, free and unchecked."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 3, "C", readonly=not buf.mutable)
+    ret = _typed(buf, 3)
 
-    def codegen(context, builder, sig, args):
-        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        lanes = context.get_constant(types.intp, LANES)
-        return _view(context, builder, sig.args[0], args[0], o, [nn, mm, lanes],
-                     [builder.mul(mm, lanes), lanes, one], sig.return_type)
-
-    return ret(buf, off, n, m), codegen
+    def shape_strides(c, b, d):
+        lanes = c.get_constant(types.intp, LANES)
+        return d + [lanes], [b.mul(d[1], lanes), lanes, _one(c)]
+    return None if ret is None else (ret(buf, off, n, m), _codegen(shape_strides))
 
 
 if numba.config.DISABLE_JIT:
@@ -329,7 +329,7 @@ def _dims(t):
     return [str(first), " * ".join(([str(num)] if num != 1 or not syms else []) + syms)]
 
 
-def _one(t, buf, off):
+def _single(t, buf, off):
     d = _dims(t)
     return f"vec({buf}, {off}, {d[0]})" if len(d) == 1 else f"rows({buf}, {off}, {d[0]}, {d[1]})"
 
@@ -351,12 +351,12 @@ def _source(name, args, doc, cls, tables, view, mi="mb"):
 
 _SOURCES = (
     _source("model_view", ["mb"], "The model's tables (``MODEL``) in its buffer.", "ModelView", MODEL,
-            lambda t: _one(t, "mb" if t.dtype == "i8" else "mf", f"mb[{SLOT[t.name]}]"))
+            lambda t: _single(t, "mb" if t.dtype == "i8" else "mf", f"mb[{SLOT[t.name]}]"))
     .replace("    return", f"    mf = vec(mb, mb[{H_FOFF}], mb.shape[0] - mb[{H_FOFF}]).view(np.float64)\n    return"),
     _source("record_view", ["mi", "w", "off"], "The record (``RECORD``) of one state in ``w`` from ``off``.",
-            "Record", RECORD, lambda t: _one(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
+            "Record", RECORD, lambda t: _single(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
     _source("scratch_view", ["mi", "w", "off"], "The scratch (``SCRATCH``) of one algorithm run in ``w`` "
-            "from ``off``.", "Scratch", SCRATCH, lambda t: _one(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
+            "from ``off``.", "Scratch", SCRATCH, lambda t: _single(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
     _source("record_lanes", ["mb", "w", "off"], "The record of a group of LANES states in the lane layout, in "
             "``w`` from ``off``: every table with a lane axis last, at LANES times its offset (the header "
             "stays one row: a group's records are never reused).", "Record", RECORD,
@@ -374,12 +374,13 @@ def _generate():
     holds their code), since generated source has no file for Numba's cache."""
     filename = "<ejce_nb.model.layout: generated views>"
     linecache.cache[filename] = (len(GENERATED), None, GENERATED.splitlines(True), filename)
-    exec(compile(GENERATED, filename, "exec"), globals())
-    for name in ("model_view", "record_view", "scratch_view", "record_lanes", "scratch_lanes"):
-        globals()[name] = jit(cache=False)(globals()[name])
+    space = dict(globals())
+    exec(compile(GENERATED, filename, "exec"), space)
+    return tuple(jit(cache=False)(space[name])
+                 for name in ("model_view", "record_view", "scratch_view", "record_lanes", "scratch_lanes"))
 
 
-_generate()
+model_view, record_view, scratch_view, record_lanes, scratch_lanes = _generate()
 
 
 def lane_size(mb):

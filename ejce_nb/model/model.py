@@ -278,27 +278,23 @@ class Model(Expansion):
     def total_mass(self):
         return float(self.body_mass.sum())
 
-    def body_index(self, name):
-        """Index of a body given its name (or index)."""
+    def _index(self, what, names, name):
         if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
             if 0 <= name <= self.nbodies:
                 return int(name)
-            raise ModelError(f"body index {name} out of range 0..{self.nbodies}")
+            raise ModelError(f"{what} index {name} out of range 0..{self.nbodies}")
         try:
-            return self._body_index[name]
+            return names[name]
         except (KeyError, TypeError):
-            raise ModelError(f"no body named {name!r}") from None
+            raise ModelError(f"no {what} named {name!r}") from None
+
+    def body_index(self, name):
+        """Index of a body given its name (or index)."""
+        return self._index("body", self._body_index, name)
 
     def joint_index(self, name):
         """Index of a joint (= index of its body) given its name (or index)."""
-        if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
-            if 0 <= name <= self.nbodies:
-                return int(name)
-            raise ModelError(f"joint index {name} out of range 0..{self.nbodies}")
-        try:
-            return self._joint_index[name]
-        except (KeyError, TypeError):
-            raise ModelError(f"no joint named {name!r}") from None
+        return self._index("joint", self._joint_index, name)
 
     def q_slice(self, joint):
         j = self.joint_index(joint)
