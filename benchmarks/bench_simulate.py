@@ -6,7 +6,8 @@
 1. A 1,000-link hinge chain (``models.chain(1000)``), one trajectory.  MuJoCo's XML parser
    refuses a chain nested this deep (tinyxml2's element depth limit, reached near 500 bodies), so
    its side is built with ``mujoco.MjSpec``, which allows trees up to 1,024 bodies deep.
-2. A 400-link chain, the deepest MuJoCo also reads from XML (the MjSpec model is the same).
+2. A 400-link chain, the deepest MuJoCo also reads from XML (the MjSpec model is the same), and a
+   20-link chain, where the call overhead of both sides counts.
 3. A batch of 1,000 copies of the 7-DOF arm (``load("arm7")``) from 1,000 random states: ejce_nb
    in one call (trajectories in parallel over the threads), MuJoCo in a Python loop of
    ``mj_step`` and through ``mujoco.rollout`` (its C++ batch, one MjData per thread).
@@ -33,8 +34,8 @@ import ejce_nb as ej
 from ejce_nb.models import chain, load
 
 SETTINGS = {
-    "full": dict(long_steps=200, mid_steps=1000, arm_steps=1000, batch=1000, repeat=5),
-    "quick": dict(long_steps=30, mid_steps=200, arm_steps=200, batch=1000, repeat=3),
+    "full": dict(long_steps=200, mid_steps=1000, short_steps=4000, arm_steps=1000, batch=1000, repeat=5),
+    "quick": dict(long_steps=30, mid_steps=200, short_steps=1000, arm_steps=200, batch=1000, repeat=3),
 }
 DT = 1e-3
 
@@ -229,7 +230,8 @@ def main():
     import mujoco
     env = {"ejce_nb": ej.__version__, "mujoco": mujoco.__version__, "numba": numba.__version__,
            "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "python": sys.version.split()[0]}
-    rows = [one_chain(1000, cfg["long_steps"], cfg["repeat"]), one_chain(400, cfg["mid_steps"], cfg["repeat"])]
+    rows = [one_chain(1000, cfg["long_steps"], cfg["repeat"]), one_chain(400, cfg["mid_steps"], cfg["repeat"]),
+            one_chain(20, cfg["short_steps"], cfg["repeat"])]
     rows += arm_batch(cfg["batch"], cfg["arm_steps"], threads, cfg["repeat"])
     print_table(rows, env)
     if args.json:

@@ -18,7 +18,9 @@ from .algorithms.crba import mass_matrix, forward_dynamics_crba
 from .algorithms.aba import aba
 from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
-from .sim.simulate import simulate, Trajectory, SimulationError, SimulationStatus
+from .sim.driver import simulate
+from .sim.trajectory import Trajectory
+from .sim.status import SimulationError, SimulationStatus
 from .sim.control import control_law, ControlLaw
 from .io.urdf import InertiaWarning, load_urdf
 from .io.mjcf import MJCFWarning, from_mujoco, load_mjcf

@@ -174,6 +174,12 @@ def run_sweep(args, out=None):
     from . import sweep
     from .io.zoo import load
     out = out or sys.stdout
+    if args.animate:
+        from .sim.animate import writer_for
+        try:
+            writer_for(args.animate, args.fps)
+        except (ImportError, RuntimeError, ValueError) as e:
+            raise ValueError(f"--animate: {e}") from None
     if args.threads:
         numba.set_num_threads(args.threads)
     model = load_model(args)
@@ -248,7 +254,8 @@ def simulate_command(args, out=None, err=None):
     """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
     import numba
 
-    from .sim.simulate import SimulationError, SimulationStatus, simulate
+    from .sim.driver import simulate
+    from .sim.status import SimulationError, SimulationStatus
     out = out or sys.stdout
     err = err or sys.stderr
     if args.plot:
@@ -259,6 +266,12 @@ def simulate_command(args, out=None, err=None):
             raise ImportError(f"--plot: {e}") from None
     if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg", ".jpg", ".jpeg")):
         raise ValueError(f"--plot: the file name must end in .png, .pdf, .svg or .jpg, got {args.plot!r}")
+    if args.animate:
+        from .sim.animate import writer_for
+        try:
+            writer_for(args.animate, args.fps)
+        except (ImportError, RuntimeError, ValueError) as e:
+            raise ValueError(f"--animate: {e}") from None
     if args.threads:
         numba.set_num_threads(args.threads)
     model = load_model(args)
@@ -346,6 +359,9 @@ def simulate_command(args, out=None, err=None):
     if args.plot:
         traj.plot(model, args.plot, snapshots=snapshots)
         print(f"  wrote {args.plot}", file=out)
+    if args.animate:
+        frames = traj.animate(model, args.animate, fps=args.fps)
+        print(f"  wrote {args.animate} ({frames} frames at {args.fps:g} frames/s)", file=out)
     return status
 
 
@@ -425,6 +441,9 @@ def main(argv=None):
     p_sim.add_argument("--out", help="write the trajectory: .npz (exact) or .csv")
     p_sim.add_argument("--plot", help="write a figure: energy drift, coordinates, stick figures (matplotlib)")
     p_sim.add_argument("--snapshot", help="times of the stick figures, 't1,t2,...' (default: start, middle, end)")
+    p_sim.add_argument("--animate", metavar="FILE", help="write an animation of the mechanism: FILE.gif (Pillow) or "
+                       "FILE.mp4 (ffmpeg, where installed)")
+    p_sim.add_argument("--fps", type=_positive_float, default=30.0, help="frames per second of --animate (default 30)")
     p_sim.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sim.add_argument("--threads", type=_count, default=None)
     args = parser.parse_args(argv)

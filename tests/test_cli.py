@@ -149,3 +149,42 @@ def test_compiling_is_announced_once_with_what(monkeypatch, capsys):
     monkeypatch.setenv("EJCE_NB_QUIET", "0")
     other(1.0)
     assert capsys.readouterr().err == ""
+
+
+def test_animation_has_one_frame_per_chosen_state_on_equal_axes(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    Image = pytest.importorskip("PIL.Image")
+    from matplotlib import animation
+    from matplotlib.figure import Figure
+
+    from ejce_nb.sim.plot import equal_axes
+    model = ej.models.chain(2)
+    traj = ej.simulate(model, [0.8, -0.4], [0.0, 0.0], 0.2, 1e-2)
+    assert len(traj.t) == 21
+    path = tmp_path / "chain.gif"
+    assert traj.animate(model, path, fps=10, stride=2) == 11
+    with Image.open(path) as im:
+        assert im.n_frames == 11
+    # a planar swing spans nothing along one axis: every axis still gets the same scale
+    ax = Figure().add_subplot(projection="3d")
+    equal_axes(ax, np.array([[0.0, 0.0, 0.0], [1.0, 0.0, -3.0], [0.5, 0.0, -1.0]]))
+    spans = [np.diff(ax.get_xlim())[0], np.diff(ax.get_ylim())[0], np.diff(ax.get_zlim())[0]]
+    assert max(spans) == pytest.approx(min(spans)) and max(spans) >= 3.0
+    assert np.allclose(ax.get_box_aspect() / ax.get_box_aspect()[0], 1.0)
+    with pytest.raises(ValueError, match="must end in .gif"):
+        traj.animate(model, tmp_path / "chain.png")
+    # a video needs ffmpeg: without it, a clear error before any frame is drawn
+    monkeypatch.setattr(animation.writers, "is_available", lambda name: False)
+    with pytest.raises(RuntimeError, match="ffmpeg"):
+        traj.animate(model, tmp_path / "chain.mp4")
+    assert not (tmp_path / "chain.mp4").exists()
+
+
+def test_simulate_command_writes_an_animation(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    gif = tmp_path / "arm.gif"
+    assert cli.main(["simulate", "arm7", "--t", "0.05", "--dt", "1e-2", "--animate", str(gif), "--fps", "5",
+                     "--no-progress"]) == 0
+    assert "6 frames" in capsys.readouterr().out and gif.stat().st_size > 0
+    assert cli.main(["simulate", "arm7", "--t", "0.05", "--animate", str(tmp_path / "arm.webm")]) == 2
+    assert "--animate" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import ejce_nb as ej
 from conftest import quat_exp, random_state, random_tree
 from ejce_nb import cli, models
 
-sim = importlib.import_module("ejce_nb.sim.simulate")
+sim = importlib.import_module("ejce_nb.sim.driver")
 
 
 def _pendulum_tree(rng):
@@ -465,7 +465,7 @@ def test_limit_work_balances_the_energy():
     half = ej.simulate(model, [0.0], [4.0], 1.0, 5e-5)
     assert np.abs(half.energy - half.energy[0] - half.limit_work - half.damping_work).max() < 0.7 * rest
     # their spring: outside the limit the spring-damper law, inside nothing
-    from ejce_nb.sim.simulate import limit_torques
+    from ejce_nb.sim.trajectory import limit_torques
     LIM = np.array(traj.info["limit_table"])
     tq = limit_torques(LIM, np.array(traj.info["limit_coordinates"]), traj.q, traj.qd)
     inside = np.abs(traj.q[:, 0]) <= 0.5

@@ -6,8 +6,10 @@
   (the work of the joint forces and of time-driven joints, plus the integration error);
 * every coordinate (or those selected), by joint name and unit (rad, m), one panel per unit; the
   rotation of a unit quaternion as its rotation vector (rad), not its four components;
-* given the model, 3-D stick figures of the mechanism (body origins, parent to child, equal
-  axes) at chosen times.
+* given the model, 3-D stick figures of the mechanism (body origins, parent to child) at chosen
+  times, on equal axes (``equal_axes``: one scale on x, y and z, so links keep their lengths).
+
+``animate`` writes the same stick figure as an animation.
 
 What is left out (coordinates not selected, snapshot times past the end of a stopped or
 interrupted run) is said in the figure.
@@ -26,6 +28,21 @@ def _matplotlib():
 def require_matplotlib():
     """Raise the ImportError of a missing matplotlib now (before a long run whose plot needs it)."""
     _matplotlib()
+
+
+def equal_axes(ax, points):
+    """Give a 3-D axes the same scale on x, y and z: a cube of limits around ``points`` (n, 3),
+    drawn as a cube, so that a link of length l looks l long in any direction."""
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    points = points[np.all(np.isfinite(points), axis=1)]
+    if len(points) == 0:
+        points = np.zeros((1, 3))
+    c = 0.5 * (points.max(0) + points.min(0))
+    r = 0.55 * max(float(np.max(points.max(0) - points.min(0))), 1e-9)
+    ax.set_xlim(c[0] - r, c[0] + r)
+    ax.set_ylim(c[1] - r, c[1] + r)
+    ax.set_zlim(c[2] - r, c[2] + r)
+    ax.set_box_aspect((1, 1, 1))
 
 
 def _rotvec(qw):
@@ -50,8 +67,8 @@ def coordinate_series(traj, model=None, trajectory=0):
     if model is None:
         return [(names[k], "", q[:, k]) for k in range(q.shape[1])]
     from ..algorithms.kinematics import joint_terms
-    from .simulate import _dof_tables
-    DOFQ, _, _ = _dof_tables(model)
+    from .prepare import dof_tables
+    DOFQ, _, _ = dof_tables(model)
     J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
     unit_of = {}
     for k in range(model.nv):
@@ -208,13 +225,7 @@ def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
                      label=f"t = {t[k]:.4g} s" if j == 1 else None)
         ax3.scatter(p[1:, 0], p[1:, 1], p[1:, 2], color=color, s=6)
     if pts:
-        allp = np.concatenate(pts)
-        c = 0.5 * (allp.max(0) + allp.min(0))
-        r = 0.5 * max(float(np.max(allp.max(0) - allp.min(0))), 1e-9)
-        ax3.set_xlim(c[0] - r, c[0] + r)
-        ax3.set_ylim(c[1] - r, c[1] + r)
-        ax3.set_zlim(c[2] - r, c[2] + r)
-        ax3.set_box_aspect((1, 1, 1))
+        equal_axes(ax3, np.concatenate(pts))
         ax3.legend(fontsize=8)
     ax3.set_title("body origins, parent to child (equal axes)")
     ax3.set_xlabel("x (m)")

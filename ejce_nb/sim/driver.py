@@ -1,0 +1,328 @@
+"""Time integration of the forward dynamics,
+
+    q' = N(q) u,    u' = aba(q, u, tau(t, q, u) + tau_passive, t),
+    tau_passive = -damping u - stiffness (q - spring_ref),
+
+in a compiled time loop (``integrators``), for one trajectory or a batch of initial states in parallel.
+
+The configuration moves on its manifold: the tangent space has dimension nv; a coordinate whose
+rate is its velocity variable moves by it, a unit quaternion by a rotation vector th at its joint's
+three angular velocity variables u (C axes, q' = 1/2 q (x) (0, u)): q (+) th = q (x) Exp(th)
+(``ejce.retract``).  Runge-Kutta methods run in that chart (Runge-Kutta-Munthe-Kaas): stage j sits
+at q (+) Delta_j, Delta_j = h sum_l a_jl K_l, with the stage rate K_j = dexpinv(Delta_j) u_j
+(``ejce.tangent_rates``); the step ends at q (+) h sum_j b_j K_j.  Quaternions thus stay unit
+(renormalised against rounding only), and every method keeps its order.
+
+Methods (``METHODS``):
+  "euler", "rk2" (midpoint), "rk4"   explicit Runge-Kutta, fixed step, orders 1, 2, 4;
+  "symplectic"                       semi-implicit (symplectic) Euler: u+ = u + h aba(q, u, t),
+                                     q+ = q (+) h u+; order 1; symplectic for a constant mass matrix
+                                     and forces from a potential (a pendulum's energy error stays
+                                     bounded: no secular drift); with a configuration-dependent mass
+                                     matrix, damping or torques it is a first-order explicit method;
+  "dopri5"                           Dormand-Prince 5(4): FSAL, PI step-size control on the RMS of the
+                                     embedded error of the tangent increment and the velocities,
+                                     scaled by atol + rtol |y| (a quaternion's rotation counts
+                                     against 1 rad); its quartic continuous extension gives the
+                                     state at the recording times.
+
+Time is explicit everywhere: stage j of the step from t_n = n dt is evaluated at t_n + c_j dt
+(rheonomic joints see the right time), fixed-step times are computed as n dt, never accumulated.
+
+The loop runs in segments so that Python can report progress; an integrator's whole state (for
+"dopri5" the time, step size, controller memory and the FSAL derivative) is carried between
+segments, so the segmentation changes no bit of the result, and a batch equals its trajectories
+run one by one, bitwise.  A trajectory stops on a non-finite state, a singular step (``aba``'s
+status: gimbal lock, massless subtree), an energy blow-up (|T + V| beyond ``max_energy``, checked
+at the recorded states), a non-finite control output or (dopri5) a step size that underflows;
+what it had recorded is kept.
+
+This module is the Python side of ``ej.simulate``: it checks the inputs (``prepare``), builds
+the named records of the loop (``records``), runs the loop in segments over chunks of the batch
+on threads (progress, Ctrl-C), and hands the result to ``results``.
+"""
+import time
+
+import numpy as np
+
+from ..algorithms import engine
+from ..model import inputs, layout
+from .integrators import run_chunk
+from .prepare import prepare
+from .records import SimParams, coupled_chunks, new_carry, new_recording, running
+from .results import assemble, interrupted, raise_or_flag
+from .status import ST_INTERRUPTED, ST_TORQUE
+from .tableaux import DP_E, DP_P, M_DOPRI, TABLEAUX
+
+SEGMENT_S = 0.25        # target length of one compiled segment (a progress update)
+
+
+class _Progress:
+    """A tqdm bar over ``total`` units, started when asked for or when the run is predicted to
+    take more than ``AUTO_S`` seconds."""
+    AUTO_S = 3.0
+
+    def __init__(self, mode, total, unit, desc):
+        self.mode, self.total, self.unit, self.desc = mode, total, unit, desc
+        self.bar = None
+        self.shown = 0
+
+    def _open(self):
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            if self.mode is True:
+                raise ImportError("progress=True needs tqdm (pip install tqdm, or the 'plot' extra)") from None
+            self.mode = False
+            return
+        self.bar = tqdm(total=self.total, unit=self.unit, desc=self.desc, leave=True, dynamic_ncols=True)
+
+    def update(self, done, rate):
+        """``done`` units so far, at ``rate`` units per second lately.  A bar asked for opens at
+        the first update, after the first segment (which compiles or loads the time loop), so its
+        rate and time left measure the run alone."""
+        if self.bar is None and self.mode is True:
+            self._open()
+        if self.bar is None and self.mode is None and done > 0 and self.total > done and rate > 0:
+            if (self.total - done) / rate > self.AUTO_S:
+                self._open()
+        if self.bar is not None:
+            self.bar.update(done - self.shown)
+            self.shown = done
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def sim_params(run):
+    """The ``SimParams`` record of a run (every number of a fixed type: no new compilation)."""
+    tab = TABLEAUX[run.method]
+    law = 0 if run.law is None else int(run.law.address)
+    return SimParams(int(tab.kind), int(tab.stages), int(run.taumode), law, bool(run.passive), int(run.nsteps),
+                     float(run.dt), float(run.tend), float(run.rtol), float(run.atol), float(run.hmax),
+                     float(run.emax), tab.A, tab.b, tab.c, DP_E, DP_P, run.RSTEP, run.TREC, run.TAU, run.LP, run.F)
+
+
+class _Loop:
+    """The compiled loop of one run over chunks of its batch: ``segment(budget)`` advances every
+    running trajectory by up to ``budget`` steps (chunks in parallel on threads)."""
+
+    def __init__(self, run):
+        model = run.model
+        n = run.n
+        self.run = run
+        self.par = sim_params(run)
+        self.cr = new_carry(run.q0, run.v0, min(run.dt, run.hmax))
+        self.rec = new_recording(run.nrec, n, model.nq, model.nv)
+        nchunk = engine.n_chunks(n)
+        km = model.kernel_model()
+        self.mb = km._mb
+        self.R = np.zeros((nchunk, model.record_size))
+        self.S = np.zeros((nchunk, model.scratch_size))
+        if model.has_couplers:
+            # the integrators' chart and scratch in the model's own coordinates, the dynamics on
+            # its expansion (``stage.coupled_accel``)
+            self.mbc = _chart(model)
+            self.SC = np.zeros((nchunk, int(self.mbc[layout.H_SCR])))
+            self.cps = coupled_chunks(model, (km.nq, km.nv), nchunk)
+        else:
+            self.mbc, self.SC, self.cps = self.mb, self.S, [None] * nchunk
+        # where the loop would meet constraints beyond the couplers: ``stage.project`` (None: none)
+        self.con = None
+        self.bounds = [(c * n // nchunk, (c + 1) * n // nchunk) for c in range(nchunk)]
+        self.pool = None
+        if nchunk > 1:
+            import numba
+            from concurrent.futures import ThreadPoolExecutor
+            self.pool = ThreadPoolExecutor(max_workers=max(1, min(nchunk, numba.get_num_threads())))
+
+    def _chunk(self, c, budget):
+        lo, hi = self.bounds[c]
+        run_chunk(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.con, self.par,
+                  self.run.dof, self.cr, self.rec, lo, hi, budget)
+
+    def segment(self, budget):
+        b = np.int64(budget)
+        if self.pool is None:
+            self._chunk(0, b)
+        else:
+            for f in [self.pool.submit(self._chunk, c, b) for c in range(len(self.bounds))]:
+                f.result()
+
+    def done_units(self):
+        """Progress: simulated seconds (dopri5) or steps, over the whole batch."""
+        cr, run = self.cr, self.run
+        if self.par.kind == M_DOPRI:
+            return float(np.sum(np.where(cr.status == 0, cr.t, run.tend)))
+        return int(np.sum(np.where(cr.status == 0, cr.step, run.nsteps)))
+
+    def close(self, wait=True):
+        if self.pool is not None:
+            self.pool.shutdown(wait=wait)
+
+
+def _run_compiled(run, progress, segment_steps):
+    loop = _Loop(run)
+    cr = loop.cr
+    dopri = loop.par.kind == M_DOPRI
+    n = run.n
+    total = run.tend * n if dopri else run.nsteps * n
+    bar = _Progress(progress, total, "s" if dopri else "step",
+                    f"simulate {run.method}" + ("" if run.B is None else f" x{n}"))
+    pylaw = run.pylaw
+    # the first call compiles (or loads) the kernel: one step, then segments timed to SEGMENT_S
+    budget = 1 if segment_steps is None else int(segment_steps)
+    t_start = time.perf_counter()
+    run.first_call = 0.0
+    calls = 0
+    try:
+        while True:
+            live = running(cr)
+            if not live.any():
+                break
+            if pylaw is not None:
+                _python_law_torques(run, pylaw, cr, live, dopri)
+                cr.have_k1[:] = False           # the held torque changes at every step
+                budget = 1
+            before = loop.done_units()
+            t0 = time.perf_counter()
+            loop.segment(budget)
+            el = time.perf_counter() - t0
+            calls += 1
+            if calls == 1:
+                run.first_call = el
+            now = loop.done_units()
+            # the first call compiles or loads the kernel: its rate says nothing
+            bar.update(now, (now - before) / max(el, 1e-9) if calls > 1 else 0.0)
+            if segment_steps is None and pylaw is None and calls > 1:
+                budget = int(min(max(1, budget * min(4.0, max(0.25, SEGMENT_S / max(el, 1e-6)))), 1 << 40))
+            elif segment_steps is None and calls == 1:
+                budget = max(1, int(SEGMENT_S / max(1e-7, _step_cost_guess(run.model, loop.par.stages, n))))
+    except KeyboardInterrupt as e:
+        bar.close()
+        loop.close()
+        _mark_interrupted(run, cr, dopri)
+        e.partial = interrupted(assemble(run, loop.rec, cr, time.perf_counter() - t_start), run)
+        raise
+    bar.close()
+    loop.close()
+    return assemble(run, loop.rec, cr, time.perf_counter() - t_start)
+
+
+def _chart(model):
+    """A model buffer of a model with couplers whose joint tables address its own coordinates
+    (q, v without the dependent ones), the rest its expansion's: what ``retract``,
+    ``tangent_rates`` and ``scratch_view`` read of the integrators' state (never dynamics)."""
+    cached = model.__dict__.get("_chart_mb")
+    if cached is not None:
+        return cached
+    full = model.expanded()
+    sizes = dict(layout.sizes_of(full._mb), nq=model.nq, nv=model.nv)
+    mb, _ = layout.pack_model(sizes, {t.name: getattr(model, t.name) for t in layout.MODEL})
+    mb.flags.writeable = False
+    object.__setattr__(model, "_chart_mb", mb)
+    return mb
+
+
+def _mark_interrupted(run, cr, dopri):
+    """Trajectories still running when the run was interrupted stop with INTERRUPTED at their
+    last computed state."""
+    live = running(cr)
+    cr.status[live] = ST_INTERRUPTED
+    cr.joint[live] = -1
+    cr.failstep[live] = cr.step[live]
+    cr.tfail[live] = cr.t[live] if dopri else cr.step[live] * run.dt
+
+
+def _step_cost_guess(model, ns, n):
+    """Seconds per step of the whole batch, for the first segment's length (then measured)."""
+    import numba
+    per = 0.4e-6 * max(1, model.nbodies) * (ns + 0.5)
+    return per * n / max(1, min(n, numba.get_num_threads()))
+
+
+def _python_law_torques(run, law, cr, live, dopri):
+    """The held joint forces of a Python callable tau(t, q, qd), at each running trajectory's
+    current state."""
+    for b in np.nonzero(live)[0]:
+        t = cr.t[b] if dopri else cr.step[b] * run.dt
+        try:
+            x = np.asarray(law(t, cr.q[b].copy(), cr.v[b].copy()), dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"tau: the torque function raised {type(e).__name__}: {e}") from e
+        if x.shape != (run.model.nv,):
+            raise ValueError(f"tau: the torque function returned shape {x.shape}, expected ({run.model.nv},)")
+        if not np.all(np.isfinite(x)):
+            k = int(np.nonzero(~np.isfinite(x))[0][0])
+            cr.status[b] = ST_TORQUE
+            cr.joint[b] = run.DOFJ[k]
+            cr.failstep[b] = cr.step[b]
+            cr.tfail[b] = t
+            continue
+        run.TAU[0, b] = x
+
+
+def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1, *, t_eval=None, rtol=1e-8,
+             atol=1e-10, max_step=None, damping=None, stiffness=None, spring_ref=None, f_ext=None, max_energy=None,
+             limits=True, errors="raise", progress=None, segment_steps=None):
+    """Integrate the forward dynamics from (q0, qd0) over [0, t_final]; returns a ``Trajectory``.
+
+    q0 (nq,), qd0 (nv,), or (B, nq), (B, nv): a batch of B trajectories integrated in parallel,
+    each exactly as alone.  ``method``: "rk4" (default), "rk2", "euler", "symplectic" (fixed step
+    dt) or "dopri5" (adaptive, ``rtol``, ``atol``, ``max_step``; dt is its first trial step); see
+    the module's docstring for what each guarantees.  Unit quaternions move on the sphere.
+
+    Recording: the state at steps 0, k, 2k, ... and the last (``record_every`` = k), i.e. at
+    t = n dt; ``round(t_final / dt) + 1`` times by default.  dopri5 reports the same times by its
+    continuous extension, or the times ``t_eval`` (strictly increasing, within [0, t_final]).
+
+    ``tau`` (joint forces, nv per trajectory):
+      * None (zero), an array (nv,) or (B, nv) held constant;
+      * (nsteps, nv) or (nsteps, B, nv): one row per step (fixed-step methods);
+      * (n_records, nv) or (n_records, B, nv): one row per recorded time, held until the next
+        (dopri5 then lands on each recorded time); when nsteps equals n_records, per step;
+      * an ``ej.control_law``: compiled, evaluated at every stage of every step (fast);
+      * a Python callable tau(t, q, qd) -> (nv,): evaluated from Python once per step at the
+        step's start and held constant over the step (for dopri5: over each step attempt), so the
+        integration is first order in it; slow (the compiled loop returns to Python each step).
+    ``damping``, ``stiffness``, ``spring_ref`` (numbers or (nv,)): passive joint forces
+    -damping qd - stiffness (q - spring_ref) added to tau; default the model's ``dof_damping``,
+    ``dof_stiffness``, ``dof_springref`` (``ModelBuilder.add_body(..., damping=...)``).  No spring
+    on a unit quaternion's rotation.  ``f_ext``: constant world-frame wrenches (N+1, 6) or
+    (B, N+1, 6), as ``ej.aba``.
+
+    ``limits``: the model's coordinate limits (``q_lower``, ``q_upper``) act on every coordinate
+    whose rate is its velocity variable (not on a unit quaternion's components) as a stiff
+    one-sided spring-damper, MuJoCo's soft-constraint law: below the lower limit (above the
+    upper, mirrored) tau_k = max(0, m_k (x / (tc zeta)^2 - 2 qd_k / tc)), x the penetration,
+    m_k = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration (MuJoCo's
+    constraint-space inertia of a joint limit); it only pushes.
+    True (default): tc = 0.02 s, zeta = 1 (critical damping; MuJoCo's default solref);
+    (tc, zeta): others; False: limits off.  ``trajectory.limit_work`` is their work and
+    ``trajectory.info["limits"]`` the settings (None when off or the model has no limits).
+
+    A trajectory stops at a non-finite state, a singular configuration (gimbal lock, massless
+    subtree), a control law output that is not finite, dopri5's step-size underflow, or when
+    |T + V| at a recorded state exceeds ``max_energy`` (default 1e6 x the initial
+    max(|T|, |V|, 1 J); ``np.inf`` disables it).  ``errors="raise"``: raises ``SimulationError``
+    naming the time, the joint and the cause, its ``partial`` the trajectory so far (one
+    trajectory: its records up to the stop, then the last good state; a batch: the whole batch,
+    NaN after each stop).  ``errors="flag"``: returns (trajectory, status) instead, status the
+    ``SimulationStatus`` (an int, or (B,)), also ``trajectory.status``, ``.steps``, ``.stop_time``.
+
+    ``progress``: a tqdm bar (True, False, or None: only when the run is predicted to last more
+    than a few seconds).  The compiled loop returns to Python every ``segment_steps`` steps
+    (dopri5: step attempts; default: about every quarter second); no result depends on it.
+    Ctrl-C (SIGINT) stops the run between segments; the KeyboardInterrupt carries the trajectory
+    so far as ``.partial``: status ``SimulationStatus.INTERRUPTED``, ``stop_time`` its last
+    computed time, a message saying so, and only the rows it computed.  A model with couplers
+    (mimic joints among them) integrates its own coordinates, its dynamics those of
+    ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``)."""
+    inputs.check_errors_arg(errors)
+    run = prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
+                   stiffness, spring_ref, f_ext, max_energy, limits)
+    if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):
+        raise ValueError(f"segment_steps must be a positive integer, got {segment_steps!r}")
+    traj = _run_compiled(run, progress, segment_steps)
+    return raise_or_flag(traj, run, errors)

@@ -1,0 +1,379 @@
+"""The compiled time loop: explicit Runge-Kutta-Munthe-Kaas steps, semi-implicit Euler and
+Dormand-Prince 5(4), advancing the trajectories of a run segment by segment.
+
+The configuration moves on its manifold (``ejce.retract``): stage j of a step of size h from
+(q, v, t) sits at q (+) Delta_j, Delta_j = h sum_l a_jl K_l, with the stage rate
+K_j = dexpinv(Delta_j) u_j (``ejce.tangent_rates``) and the acceleration of ``stage.accel`` at
+t + c_j h; the step ends at q (+) h sum_j b_j K_j.
+
+Both kinds of stepping share their start (``_begin``: the carried state, the energy threshold,
+the first records), recording (``_record``: the state and its energies, the energy check),
+acceptance of a step's end state (``_end_state``: ``stage.project``, then the finite check),
+failure handling (``_fail``, ``_fail_at``) and the hand-over to the next segment (``_finish``).
+Everything a trajectory carries between segments lives in its row of the ``Carry`` record, so
+the segmentation changes no bit of the result.
+"""
+import math
+
+from .._jit import jit
+from ..core.ejce import retract, tangent_rates
+from ..model.layout import model_view, record_view, scratch_view
+from .records import TAU_INTERVAL, TAU_STEP
+from .stage import accel, energies, nonfinite_joint, project
+from .status import ENERGY_FACTOR, ST_ENERGY, ST_NONFINITE, ST_UNDERFLOW
+from .tableaux import ALPHA, BETA, EPS, FACMAX, FACMIN, M_DOPRI, M_SYMPLECTIC, SAFETY
+
+
+# ---------------------------------------------------------------------------- shared by both kinds
+@jit(inline="always")
+def _copy(q, v, q_to, v_to):
+    """q_to, v_to <- q, v."""
+    for k in range(q.shape[0]):
+        q_to[k] = q[k]
+    for k in range(v.shape[0]):
+        v_to[k] = v[k]
+
+
+@jit(inline="always")
+def _fail(cr, b, code, joint, n, t, h, e):
+    """Trajectory b stops: ``code`` at ``joint`` after n steps, the event at time t (step size h,
+    energy e)."""
+    cr.status[b] = code
+    cr.joint[b] = joint
+    cr.failstep[b] = n
+    cr.tfail[b] = t
+    cr.hfail[b] = h
+    cr.efail[b] = e
+
+
+@jit
+def _fail_at(cr, b, code, joint, n, t, h, q, v):
+    """``_fail``, keeping the state (q, v) where it happened (for the message)."""
+    _copy(q, v, cr.fq[b], cr.fv[b])
+    _fail(cr, b, code, joint, n, t, h, 0.0)
+
+
+@jit
+def _record(m, r, s, cp, dof, cr, rec, b, k, q, v, t, n, h):
+    """Record state k of trajectory b at time t; a total energy beyond its threshold stops it
+    (after n steps, h the step size)."""
+    for x in range(q.shape[0]):
+        rec.q[k, b, x] = q[x]
+    for x in range(v.shape[0]):
+        rec.v[k, b, x] = v[x]
+    kin, pot = energies(m, r, s, cp, dof, q, v, t)
+    rec.kinetic[k, b] = kin
+    rec.potential[k, b] = pot
+    e = kin + pot
+    if not abs(e) <= cr.emax[b]:
+        _fail(cr, b, ST_ENERGY, -1, n, t, h, e)
+
+
+@jit
+def _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, t, h):
+    """q, v <- the carried state of trajectory b; on its first segment also its energy threshold
+    (unless one was given) and its records at the start time t.  Returns the next record."""
+    _copy(cr.q[b], cr.v[b], q, v)
+    nxt = cr.next[b]
+    if not cr.started[b]:
+        if par.emax > 0.0:
+            cr.emax[b] = par.emax
+        else:
+            kin, pot = energies(m, r, s, cp, dof, q, v, t)
+            cr.emax[b] = ENERGY_FACTOR * max(abs(kin), abs(pot), 1.0)
+        cr.started[b] = True
+        while nxt < par.trec.shape[0] and par.trec[nxt] == t:
+            _record(m, r, s, cp, dof, cr, rec, b, nxt, q, v, t, cr.step[b], h)
+            nxt += 1
+    return nxt
+
+
+@jit
+def _end_state(m, r, s, con, dof, q, v, t):
+    """A step's end state (q, v) at t: projected onto the constraints (``stage.project``), then
+    checked; returns (status, joint)."""
+    code, joint = project(con, m, r, s, q, v, t)
+    if code != 0:
+        return code, joint
+    joint = nonfinite_joint(q, v, dof)
+    if joint != -2:
+        return ST_NONFINITE, joint
+    return 0, -1
+
+
+@jit(inline="always")
+def _finish(cr, b, q, v, n, nxt, done):
+    """Hand trajectory b's state to the next segment."""
+    _copy(q, v, cr.q[b], cr.v[b])
+    cr.step[b] = n
+    cr.next[b] = nxt
+    if done:
+        cr.done[b] = True
+
+
+@jit(inline="always")
+def _inputs_of(par, b):
+    """Trajectory b's column of tau, its row of the law's parameters and of the wrenches."""
+    tb = b if par.tau.shape[1] > 1 else 0
+    prow = par.law_params[b] if par.law_params.shape[0] > 1 else par.law_params[0]
+    fb = b if par.f_ext.shape[0] > 1 else 0
+    return tb, prow, fb
+
+
+@jit(inline="always")
+def _tau_row(par, n, nxt, tb):
+    """The joint forces given for step n (the next record nxt)."""
+    if par.taumode == TAU_STEP:
+        return par.tau[n, tb]
+    if par.taumode == TAU_INTERVAL:
+        return par.tau[max(nxt - 1, 0), tb]
+    return par.tau[0, tb]
+
+
+@jit(inline="always")
+def _step_end(mc, q, v, h, W, KQ, KV, dq, qo, vo):
+    """The end of a step of size h from (q, v) with the stage weights W (7 numbers):
+    qo = q (+) h sum_j W_j KQ_j, vo = v + h sum_j W_j KV_j."""
+    for k in range(v.shape[0]):
+        d, x = _weighted(W, KQ, KV, k)
+        dq[k] = h * d
+        vo[k] = v[k] + h * x
+    retract(mc, q, dq, qo)
+
+
+@jit(inline="always")
+def _weighted(W, KQ, KV, k):
+    """(sum_j W_j KQ[j, k], sum_j W_j KV[j, k]) over the 7 stages, zero weights skipped."""
+    d = 0.0
+    x = 0.0
+    for j in range(7):
+        w = W[j]
+        if w != 0.0:
+            d += w * KQ[j, k]
+            x += w * KV[j, k]
+    return d, x
+
+
+@jit
+def stages(m, mc, r, s, sc, cp, par, dof, q, v, t, h, first, row, prow, fb):
+    """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates sc.KQ[j],
+    accelerations sc.KV[j]; the last stage's state stays in sc.qx, sc.vx.  Returns (status, joint,
+    the time of the stage that failed)."""
+    nv = v.shape[0]
+    A = par.A
+    KQ = sc.KQ
+    KV = sc.KV
+    qs = sc.qx
+    vs = sc.vx
+    dq = sc.dq
+    for st in range(first, par.stages):
+        for k in range(nv):
+            d = 0.0
+            x = v[k]
+            for j in range(st):
+                a = A[st, j]
+                if a != 0.0:
+                    d += a * KQ[j, k]
+                    x += h * a * KV[j, k]
+            dq[k] = h * d
+            vs[k] = x
+        retract(mc, q, dq, qs)
+        ts = t + par.c[st] * h
+        code, joint = accel(m, r, s, sc, cp, par, dof, qs, vs, ts, row, prow, fb, KV[st])
+        if code != 0:
+            return code, joint, ts
+        tangent_rates(mc, dq, vs, KQ[st])
+    return 0, -1, t
+
+
+# ---------------------------------------------------------------------------- fixed step
+@jit
+def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
+    """Up to ``budget`` fixed steps of trajectory b from its carried state."""
+    dt = par.dt
+    ns = par.stages
+    n = cr.step[b]
+    q, v, qn, vn, KQ, KV, dq = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV, sc.dq
+    nxt = _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, n * dt, dt)
+    tb, prow, fb = _inputs_of(par, b)
+    nv = v.shape[0]
+    nrec = par.rstep.shape[0]
+    end = min(par.nsteps, n + budget)
+    while n < end and cr.status[b] == 0:
+        t = n * dt
+        row = _tau_row(par, n, nxt, tb)
+        if par.kind == M_SYMPLECTIC:
+            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
+            if code != 0:
+                _fail_at(cr, b, code, joint, n, t, dt, q, v)
+                break
+            for k in range(nv):
+                x = v[k] + dt * KV[0, k]
+                vn[k] = x
+                dq[k] = dt * x
+            retract(mc, q, dq, qn)
+        else:
+            code, joint, ts = stages(m, mc, r, s, sc, cp, par, dof, q, v, t, dt, ns - ns, row, prow, fb)
+            if code != 0:
+                _fail_at(cr, b, code, joint, n, ts, dt, sc.qx, sc.vx)
+                break
+            b7 = par.b
+            _step_end(mc, q, v, dt, (b7[0], b7[1], b7[2], b7[3], b7[4], b7[5], b7[6]), KQ, KV, dq, qn, vn)
+        code, joint = _end_state(m, r, s, con, dof, qn, vn, (n + 1) * dt)
+        if code != 0:
+            _fail_at(cr, b, code, joint, n, t, dt, qn, vn)
+            break
+        _copy(qn, vn, q, v)
+        n += 1
+        if nxt < nrec and par.rstep[nxt] == n:
+            _record(m, r, s, cp, dof, cr, rec, b, nxt, q, v, n * dt, n, dt)
+            nxt += 1
+    _finish(cr, b, q, v, n, nxt, n == par.nsteps)
+
+
+# ---------------------------------------------------------------------------- Dormand-Prince
+@jit
+def error_norm(q, v, qn, vn, h, E, KQ, KV, DOFQ, rtol, atol):
+    """RMS of the embedded error h sum_j e_j K_j (tangent increment, then velocities), each
+    component over atol + rtol * its magnitude (a quaternion's rotation: 1 rad)."""
+    nv = v.shape[0]
+    if nv == 0:
+        return 0.0
+    acc = 0.0
+    for k in range(nv):
+        eq, ev = _weighted(E, KQ, KV, k)
+        c = DOFQ[k]
+        mq = max(abs(q[c]), abs(qn[c])) if c >= 0 else 1.0
+        xq = h * eq / (atol + rtol * mq)
+        xv = h * ev / (atol + rtol * max(abs(v[k]), abs(vn[k])))
+        acc += xq * xq + xv * xv
+    return math.sqrt(acc / (2 * nv))
+
+
+@jit
+def dense(m, q, v, h, theta, P, KQ, KV, dq, qo, vo):
+    """The state at t + theta h of the last step from (q, v): q (+) h sum_j b_j(theta) KQ_j."""
+    t2 = theta * theta
+    t3 = t2 * theta
+    t4 = t3 * theta
+    W = (_poly(P, 0, theta, t2, t3, t4), _poly(P, 1, theta, t2, t3, t4), _poly(P, 2, theta, t2, t3, t4),
+         _poly(P, 3, theta, t2, t3, t4), _poly(P, 4, theta, t2, t3, t4), _poly(P, 5, theta, t2, t3, t4),
+         _poly(P, 6, theta, t2, t3, t4))
+    _step_end(m, q, v, h, W, KQ, KV, dq, qo, vo)
+
+
+@jit(inline="always")
+def _poly(P, j, t1, t2, t3, t4):
+    return P[j, 0] * t1 + P[j, 1] * t2 + P[j, 2] * t3 + P[j, 3] * t4
+
+
+@jit
+def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
+    """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
+    t, h, errold, n = cr.t[b], cr.h[b], cr.errold[b], cr.step[b]
+    q, v, qn, vn, KQ, KV = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV
+    nxt = _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, t, h)
+    tb, prow, fb = _inputs_of(par, b)
+    nv = v.shape[0]
+    tend = par.tend
+    trec = par.trec
+    nrec = trec.shape[0]
+    if cr.have_k1[b]:
+        for k in range(nv):
+            KV[0, k] = cr.a[b, k]
+    tries = 0
+    while t < tend and tries < budget and cr.status[b] == 0:
+        tries += 1
+        row = _tau_row(par, n, nxt, tb)
+        if not cr.have_k1[b]:
+            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
+            cr.nfev[b] += 1
+            if code != 0:
+                _fail_at(cr, b, code, joint, n, t, h, q, v)
+                break
+            cr.have_k1[b] = True
+        for k in range(nv):
+            KQ[0, k] = v[k]
+        # land exactly on t_final, and on each recording time when the torque changes there
+        target = tend
+        if par.taumode == TAU_INTERVAL and nxt < nrec and trec[nxt] < target:
+            target = trec[nxt]
+        hh = min(h, par.hmax)
+        landing = t + hh >= target
+        if landing:
+            hh = target - t
+        if not hh > 16.0 * EPS * max(abs(t), tend):
+            _fail(cr, b, ST_UNDERFLOW, -1, n, t, hh, 0.0)
+            break
+        code, joint, ts = stages(m, mc, r, s, sc, cp, par, dof, q, v, t, hh, par.stages - 6, row, prow, fb)
+        cr.nfev[b] += 6
+        if code != 0:
+            _fail_at(cr, b, code, joint, n, ts, hh, sc.qx, sc.vx)
+            break
+        err = error_norm(q, v, qn, vn, hh, par.e, KQ, KV, dof.dof_coord, par.rtol, par.atol)
+        if err <= 1.0:
+            tn = target if landing else t + hh
+            code, joint = _end_state(m, r, s, con, dof, qn, vn, tn)
+            if code != 0:
+                _fail_at(cr, b, code, joint, n, t, hh, qn, vn)
+                break
+            while nxt < nrec and trec[nxt] <= tn and cr.status[b] == 0:
+                tr = trec[nxt]
+                if tr == tn:
+                    _record(m, r, s, cp, dof, cr, rec, b, nxt, qn, vn, tr, n + 1, hh)
+                else:
+                    # the continuous extension, into the trajectory's failed-state rows (free until then)
+                    dense(mc, q, v, hh, (tr - t) / hh, par.p, KQ, KV, sc.dq, cr.fq[b], cr.fv[b])
+                    _record(m, r, s, cp, dof, cr, rec, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
+                nxt += 1
+            fac = SAFETY * err ** (-ALPHA) * errold ** BETA
+            fac = min(FACMAX, max(FACMIN, fac))
+            if cr.rejected[b]:
+                fac = min(fac, 1.0)
+                cr.rejected[b] = False
+            h = hh * fac
+            errold = max(err, 1e-4)
+            _copy(qn, vn, q, v)
+            for k in range(nv):
+                KV[0, k] = KV[6, k]
+            # the last stage ran at t + hh; landing on a target may round that differently, and
+            # a torque given per recorded time changes there: then K1 is not the last stage's
+            if landing and (par.taumode == TAU_INTERVAL or t + hh != tn):
+                cr.have_k1[b] = False
+            t = tn
+            n += 1
+        else:
+            cr.nrejected[b] += 1
+            cr.rejected[b] = True
+            if err > 0.0:
+                h = hh * max(FACMIN, SAFETY * err ** (-ALPHA))
+            else:
+                h = hh * FACMIN                  # err is NaN: a stage diverged, try a much smaller step
+    for k in range(nv):
+        cr.a[b, k] = KV[0, k]
+    cr.t[b] = t
+    cr.h[b] = h
+    cr.errold[b] = errold
+    _finish(cr, b, q, v, n, nxt, t >= tend)
+
+
+# ---------------------------------------------------------------------------- one chunk of a batch
+@jit
+def run_chunk(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
+    """Advance the unfinished trajectories lo..hi-1 by up to ``budget`` steps (dopri5: tries)
+    each, one after the other, on the chunk's record R and scratch S (mb: the model's buffer;
+    mbc, SC: the integrators' chart and scratch, the model's own for a model without couplers).
+    Chunks run in parallel on Python threads (the kernel releases the GIL): a parallel-loop
+    kernel of this size took Numba a quarter of a minute more to compile."""
+    m = model_view(mb)
+    r = record_view(mb, R, 0)
+    s = scratch_view(mb, S, 0)
+    mc = model_view(mbc)
+    sc = scratch_view(mbc, SC, 0)
+    for b in range(lo, hi):
+        if cr.status[b] != 0 or cr.done[b]:
+            continue
+        if par.kind == M_DOPRI:
+            advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)
+        else:
+            advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)

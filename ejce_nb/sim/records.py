@@ -1,0 +1,103 @@
+"""The named records the compiled time loop works on (namedtuples of arrays and numbers: Numba
+passes them as flat arguments, caches kernels that take them, and reads their fields by name).
+
+* ``SimParams``: what is fixed for a run (the method's tableau, step, tolerances, recording
+  times, joint-force inputs, control law, external wrenches);
+* ``DofTables``: per velocity variable, the passive forces (damping, springs, joint limits) and
+  where it lives (its coordinate, its joint);
+* ``Carry``: what each trajectory carries from one compiled segment to the next (its state, step
+  counters, step size, status and where it stopped), one row per trajectory;
+* ``Recording``: the recorded states and energies, (T, B, ...);
+* ``Coupled``: a model with couplers, the couplers' tables and one chunk's workspace for the
+  reduced dynamics on the expansion (``stage.coupled_accel``).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..model.couplers import MAX_IND
+
+# how tau is given: one row held constant, one row per step, one row per recorded time
+TAU_CONST, TAU_STEP, TAU_INTERVAL = 0, 1, 2
+
+SimParams = namedtuple("SimParams", [
+    "kind", "stages", "taumode", "law", "passive", "nsteps",       # integers (law: a C address, 0: none)
+    "dt", "tend", "rtol", "atol", "hmax", "emax",                  # floats (emax 0: from the initial state)
+    "A", "b", "c", "e", "p",                                       # the tableau, dopri5's error and extension
+    "rstep", "trec",                                               # steps and times of the records
+    "tau", "law_params", "f_ext"])                                 # (rows, 1 or B, nv), (1 or B, np), wrenches
+
+DofTables = namedtuple("DofTables", [
+    "damping", "stiffness", "spring_ref",     # (nv,)
+    "limits",                                 # (nv, 4): lower, upper, stiffness, damping of the limits' law
+    "dof_coord",                              # (nv,): the coordinate whose rate it is, -1 for none
+    "dof_joint",                              # (nv,): its joint
+    "coord_joint"])                           # (nq,): each coordinate's joint
+
+Carry = namedtuple("Carry", [
+    "q", "v",                 # (B, nq), (B, nv): the state at the end of the last segment
+    "a",                      # (B, nv): dopri5's first-stage acceleration (FSAL)
+    "fq", "fv",               # (B, nq), (B, nv): the state where a trajectory failed (NaN if none)
+    "step", "next",           # steps taken (dopri5: accepted), the next record to write
+    "status", "joint",        # SimulationStatus (0: running or done), the joint of the event (-1: none)
+    "failstep",               # the step at which it stopped
+    "nfev", "nrejected",      # dopri5's function evaluations and rejected steps
+    "started", "have_k1",     # bools: the first records are written; "a" holds the first stage
+    "rejected", "done",       # the last step was rejected; the trajectory reached t_final
+    "t", "h", "errold",       # dopri5: time, next step size, the controller's memory
+    "emax",                   # the energy threshold
+    "tfail", "hfail", "efail"])   # time, step size and energy of the event that stopped it
+
+Recording = namedtuple("Recording", "q v kinetic potential")
+
+Coupled = namedtuple("Coupled", [
+    "own_q", "own_v", "cq", "cv", "cnind", "cind_q", "cind_v", "cfadr", "cscale", "params",   # couplers.tables
+    "qf", "vf", "af",         # the expansion's state and acceleration bias
+    "G",                      # (nv_full, nv): the couplers' Jacobian
+    "qi", "vi",               # a coupler's independent coordinates and rates (MAX_IND)
+    "Mf", "T", "Mr",          # M_full (nv_full, nv_full), G^T M_full (nv, nv_full), G^T M_full G
+    "hf", "rhs",              # h_full, tau - G^T h_full
+    "za"])                    # zero accelerations (nv)
+
+
+def new_carry(q0, v0, h0):
+    """The carried state of a run from initial states q0 (B, nq), v0 (B, nv), first step h0."""
+    n, nq = q0.shape
+    nv = v0.shape[1]
+
+    def ints():
+        return np.zeros(n, dtype=np.int64)
+
+    def flags():
+        return np.zeros(n, dtype=np.bool_)
+
+    def floats(x=0.0):
+        return np.full(n, x)
+    return Carry(q0.copy(), v0.copy(), np.zeros((n, nv)), np.full((n, nq), np.nan), np.full((n, nv), np.nan),
+                 ints(), ints(), ints(), ints(), ints(), ints(), ints(), flags(), flags(), flags(), flags(),
+                 floats(), floats(h0), floats(1e-4), floats(), floats(), floats(), floats())
+
+
+def running(cr):
+    """Which trajectories have neither stopped nor finished."""
+    return (cr.status == 0) & ~cr.done
+
+
+def new_recording(nrec, n, nq, nv):
+    return Recording(np.full((nrec, n, nq), np.nan), np.full((nrec, n, nv), np.nan), np.full((nrec, n), np.nan),
+                     np.full((nrec, n), np.nan))
+
+
+def coupled_chunks(model, full, nchunk):
+    """One ``Coupled`` record per chunk of a run of a model with couplers (``full`` its
+    expansion's sizes: nq, nv)."""
+    tabs = model._coupler_tables()
+    nv = model.nv
+    nqf, nvf = full
+    out = []
+    for _ in range(nchunk):
+        work = (np.zeros(nqf), np.zeros(nvf), np.zeros(nvf), np.zeros((nvf, nv)), np.zeros(MAX_IND),
+                np.zeros(MAX_IND), np.zeros((nvf, nvf)), np.zeros((nv, nvf)), np.zeros((nv, nv)), np.zeros(nvf),
+                np.zeros(nv), np.zeros(nv))
+        out.append(Coupled(*tabs, *work))
+    return out

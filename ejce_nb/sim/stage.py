@@ -1,0 +1,224 @@
+"""The dynamics of one stage of the compiled time loop, qdd = aba(q, v, tau(t, q, v) + tau_passive, t),
+
+    tau_passive = -damping v - stiffness (q - spring_ref) + limits(q, v),
+
+for a model without couplers by ``aba_state``; for a model with couplers on its expansion
+(``Model.expanded()``): q_full = phi(q), v_full = G v, and
+
+    G^T M_full G qdd = tau - G^T rnea_full(q_full, v_full, Gdot v)
+
+(``couplers``), solved by Cholesky (``coupled_accel``).  ``cp`` is None for a model without
+couplers, else its ``records.Coupled`` record: the two kinds of model compile separate versions of
+the loop, and a model without couplers compiles none of the coupled code.
+
+``project`` is where a step's end state meets constraints that are not coordinates (closed loops):
+it is called on every accepted step, before the state is checked and recorded; ``con`` None (no
+such constraints) compiles to nothing.
+"""
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from .._jit import jit
+from ..algorithms.aba import aba_state
+from ..algorithms.crba import _chol_solve, crba_checked
+from ..algorithms.energy import energy_state
+from ..algorithms.rnea import rnea_state
+from ..model import inputs
+from ..model.couplers import expand_state
+from .control import call_law
+from .status import ST_TORQUE
+
+
+@jit(inline="always")
+def limit_force(x, u, LIM, k):
+    """The force of the limits of coordinate x (rate u) on it: a one-sided spring-damper,
+    stiffness LIM[k, 2] and damping LIM[k, 3], below LIM[k, 0] or above LIM[k, 1], that only
+    pushes back (``trajectory.limit_torques``)."""
+    if x < LIM[k, 0]:
+        f = LIM[k, 2] * (LIM[k, 0] - x) - LIM[k, 3] * u
+        return f if f > 0.0 else 0.0
+    if x > LIM[k, 1]:
+        f = LIM[k, 2] * (x - LIM[k, 1]) + LIM[k, 3] * u
+        return -f if f > 0.0 else 0.0
+    return 0.0
+
+
+@jit
+def forces(sc, par, dof, q, v, t, row, prow):
+    """sc.tq = joint forces of a stage: the law's (at t, q, v), the input row and the passive
+    ones (damping, springs, joint limits); returns the first velocity variable whose law output
+    is not finite, or -1."""
+    nv = v.shape[0]
+    tq = sc.tq
+    if par.law != 0:
+        for k in range(nv):
+            tq[k] = 0.0
+        call_law(par.law, t, q, v, prow, tq)
+        for k in range(nv):
+            if not np.isfinite(tq[k]):
+                return k
+        for k in range(nv):
+            tq[k] += row[k]
+    else:
+        for k in range(nv):
+            tq[k] = row[k]
+    if par.passive:
+        DMP, STF, SREF, LIM, DOFQ = dof.damping, dof.stiffness, dof.spring_ref, dof.limits, dof.dof_coord
+        for k in range(nv):
+            x = tq[k] - DMP[k] * v[k]
+            c = DOFQ[k]
+            if c >= 0:
+                if STF[k] != 0.0:
+                    x -= STF[k] * (q[c] - SREF[k])
+                x += limit_force(q[c], v[k], LIM, k)
+            tq[k] = x
+    return -1
+
+
+@jit(inline="always")
+def level1(m):
+    """The integer 1 as a run-time value: a literal argument would compile another version of
+    the callee (and of the whole forward sweep under it)."""
+    n1 = m.body_parent.shape[0]
+    return n1 - n1 + 1
+
+
+def dynamics(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    """qdd of one state into qdd; returns (status, joint)."""
+    raise NotImplementedError("compiled code only")
+
+
+def energy(cp, m, r, s, q, v, t):
+    """(T, V of gravity) of one state into s.e5[0:2]."""
+    raise NotImplementedError("compiled code only")
+
+
+def project(con, m, r, s, q, v, t):
+    """Bring the end state (q, v) of a step at time t onto the constraints ``con`` in place
+    (positions, then velocities; m, r, s: the model, record and scratch of the dynamics);
+    returns (status, joint).  None: no constraints, nothing to do.  A projection that moves the
+    state must also clear the trajectory's ``have_k1`` (dopri5's first stage is then stale)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(dynamics)
+def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    if isinstance(cp, types.NoneType):
+        def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+            return aba_state(m, r, s, q, v, tau, t, F, fb, s.flags[0] != 0.0, qdd)
+        return plain
+
+    def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+        return coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd)
+    return coupled
+
+
+@overload(energy)
+def _energy_impl(cp, m, r, s, q, v, t):
+    if isinstance(cp, types.NoneType):
+        def plain(cp, m, r, s, q, v, t):
+            energy_state(m, r, s, q, v, t, level1(m), s.flags[0] != 0.0, s.e5)
+        return plain
+
+    def coupled(cp, m, r, s, q, v, t):
+        one = level1(m)
+        _expand(cp, q, v, cp.za, one)
+        energy_state(m, r, s, cp.qf, cp.vf, t, one, s.flags[0] != 0.0, s.e5)
+    return coupled
+
+
+@overload(project)
+def _project_impl(con, m, r, s, q, v, t):
+    if isinstance(con, types.NoneType):
+        def nothing(con, m, r, s, q, v, t):
+            return 0, -1
+        return nothing
+    return None
+
+
+@jit(inline="always")
+def _expand(cp, q, v, a, level):
+    expand_state(cp.own_q, cp.own_v, cp.cq, cp.cv, cp.cnind, cp.cind_q, cp.cind_v, cp.cfadr, cp.cscale, cp.params,
+                 q, v, a, level, cp.qi, cp.vi, cp.qf, cp.vf, cp.af, cp.G)
+
+
+@jit(inline="always")
+def _gt_mul(G, X, out):
+    """out = G^T X, skipping the zeros of G (mostly rows of the identity)."""
+    out[:, :] = 0.0
+    for k in range(G.shape[0]):
+        for a in range(G.shape[1]):
+            g = G[k, a]
+            if g != 0.0:
+                for c in range(X.shape[1]):
+                    out[a, c] += g * X[k, c]
+
+
+@jit
+def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+    """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
+    h = G^T rnea_full(q_full, v_full, Gdot v), M qdd = tau - h by Cholesky (``_chol_solve``);
+    the statuses of ``forward_dynamics_crba``."""
+    generic = s.flags[0] != 0.0
+    G, T, Mf, Mr, hf, rhs = cp.G, cp.T, cp.Mf, cp.Mr, cp.hf, cp.rhs
+    # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
+    _expand(cp, q, v, cp.za, level1(m) + 1)
+    rnea_state(m, r, s, cp.qf, cp.vf, cp.af, t, F, fb, generic, hf)
+    code, joint = crba_checked(m, r, s, cp.qf, t, generic, Mf)
+    if code != 0 and code != inputs.NEAR_SINGULAR:
+        return code, joint
+    # T = G^T M_full, M = G^T T^T (= G^T M_full G, M_full symmetric), rhs = tau - G^T h_full
+    _gt_mul(G, Mf, T)
+    _gt_mul(G, T.T, Mr)
+    for a in range(G.shape[1]):
+        x = tau[a]
+        for k in range(G.shape[0]):
+            if G[k, a] != 0.0:
+                x -= G[k, a] * hf[k]
+        rhs[a] = x
+    col = _chol_solve(Mr, rhs, qdd, 1e-13)
+    if col >= 0:
+        return inputs.SINGULAR_MASS, DOFJ[col]
+    return code, joint
+
+
+@jit
+def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd):
+    """qdd at a stage (t, q, v) with the input row ``row`` and the law's parameters ``prow``;
+    returns (status, joint)."""
+    bad = forces(sc, par, dof, q, v, t, row, prow)
+    if bad >= 0:
+        return ST_TORQUE, dof.dof_joint[bad]
+    code, joint = dynamics(cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, dof.dof_joint, qdd)
+    if code == inputs.NEAR_SINGULAR:
+        # near a lock the accelerations are computed (large, as the dynamics are there): go on;
+        # at the lock itself the run stops
+        return 0, -1
+    return code, joint
+
+
+@jit
+def energies(m, r, s, cp, dof, q, v, t):
+    """(T, V) of a state, V with the joint springs' 1/2 k (q - q_ref)^2."""
+    energy(cp, m, r, s, q, v, t)
+    pot = s.e5[1]
+    STF, SREF, DOFQ = dof.stiffness, dof.spring_ref, dof.dof_coord
+    for k in range(STF.shape[0]):
+        c = DOFQ[k]
+        if c >= 0 and STF[k] != 0.0:
+            d = q[c] - SREF[k]
+            pot += 0.5 * STF[k] * d * d
+    return s.e5[0], pot
+
+
+@jit
+def nonfinite_joint(q, v, dof):
+    """The joint of the first non-finite entry of (q, v), -2 if there is none (-1: the world)."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return dof.coord_joint[k]
+    for k in range(v.shape[0]):
+        if not np.isfinite(v[k]):
+            return dof.dof_joint[k]
+    return -2

@@ -1,0 +1,41 @@
+"""Why a simulated trajectory stopped: ``SimulationStatus`` and ``SimulationError``."""
+import enum
+
+from ..errors import SingularJointError
+
+
+class SimulationStatus(enum.IntEnum):
+    """Why a trajectory stopped (0: it reached t_final).  The singular codes are those of ej.Status."""
+    OK = 0
+    SINGULAR_JOINT = 3                  # a joint's Jacobian lost rank (gimbal lock)
+    SINGULAR_ARTICULATED_INERTIA = 4    # no inertia along a joint's motion (massless subtree)
+    SINGULAR_MASS_MATRIX = 5            # (models with couplers) the mass matrix is singular
+    NONFINITE_STATE = 10                # q or qd became NaN or inf: the integration diverged
+    NONFINITE_TORQUE = 11               # the control law returned NaN or inf
+    ENERGY_BLOWUP = 12                  # |T + V| exceeded max_energy at a recorded state
+    STEP_SIZE_UNDERFLOW = 13            # dopri5: the step size fell below rounding of t
+    INTERRUPTED = 14                    # the run was interrupted (Ctrl-C, SIGINT) before t_final
+
+
+# the same codes as plain integers, for compiled code
+ST_NONFINITE = int(SimulationStatus.NONFINITE_STATE)
+ST_TORQUE = int(SimulationStatus.NONFINITE_TORQUE)
+ST_ENERGY = int(SimulationStatus.ENERGY_BLOWUP)
+ST_UNDERFLOW = int(SimulationStatus.STEP_SIZE_UNDERFLOW)
+ST_INTERRUPTED = int(SimulationStatus.INTERRUPTED)
+
+# default energy threshold: this many times the initial max(|T|, |V|, 1 J)
+ENERGY_FACTOR = 1e6
+
+
+class SimulationError(SingularJointError):
+    """A simulation stopped before its end: ``partial`` holds the trajectory up to the last good
+    state, ``status`` the ``SimulationStatus``, ``time`` and ``joint`` (a name or None) where and
+    at which joint it happened."""
+
+    def __init__(self, message, partial, status=None, time=None, joint=None):
+        super().__init__(message)
+        self.partial = partial
+        self.status = status
+        self.time = time
+        self.joint = joint
