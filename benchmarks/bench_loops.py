@@ -123,14 +123,16 @@ def pinocchio_case(m, q, qd, tau):
     import pinocchio as pin
     from pin_oracle import PinModel
     pm = PinModel(m)
-    cms = []
+    cms = pin.StdVec_RigidConstraintModel()
     for L in m.loops:
         Pa = pm.X_jb[L.body_a] * pin.SE3(L.placement_a.rotation, L.placement_a.translation)
         Pb = pm.X_jb[L.body_b] * pin.SE3(L.placement_b.rotation, L.placement_b.translation)
         cms.append(pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm.pmodel, int(pm.pin_joint[L.body_a]), Pa,
                                             int(pm.pin_joint[L.body_b]), Pb, pin.ReferenceFrame.LOCAL))
-    cds = [c.createData() for c in cms]
-    pin.initConstraintDynamics(pm.pmodel, pm.data, cms)
+    cds = pin.StdVec_RigidConstraintData()
+    for c in cms:
+        cds.append(c.createData())
+    pin.initConstraintDynamics(pm.pmodel, pm.data, cms, cds)
     prox = pin.ProximalSettings(1e-14, 1e-12, 50)
     qp, vp, tp = pm.q(q), pm.v(q, qd), pm.tau_to_pin(q, tau)
 

@@ -10,8 +10,8 @@ coordinates, so the solution stays nearest the guess) and a backtracking line se
 import numpy as np
 
 from .constrained import (ConstraintError, _frame, _pose_error, _require_loops, _skew, closure_coordinates,
-                          closure_model, retract)
-from .kinematics import forward_kinematics, joint_terms, body_jacobian
+                          closure_model, closure_terms, retract, world_jacobian)
+from .kinematics import forward_kinematics
 
 
 def _residual_and_jacobian(model, q, qcs, t, want_jac):
@@ -24,18 +24,18 @@ def _residual_and_jacobian(model, q, qcs, t, want_jac):
         cm = closure_model(L)
         RA, oA, dA, *_ = _frame(kin, L.body_a, L.placement_a, False)
         RB, oB, dB, *_ = _frame(kin, L.body_b, L.placement_b, False)
-        jt = joint_terms(cm, qcs[k])
-        es.append(_pose_error(RA.T @ RB, RA.T @ (oB - oA), jt.R[1], jt.r[1]))
+        Jj, _, _, Rj, rj = closure_terms(cm, qcs[k])
+        es.append(_pose_error(RA.T @ RB, RA.T @ (oB - oA), Rj, rj))
         if want_jac:
             for i in (L.body_a, L.body_b):
                 if i not in jac:
-                    jac[i] = np.zeros((6, model.nv)) if i == 0 else body_jacobian(model, q, i, t=t)
+                    jac[i] = world_jacobian(model, q, i, t)
             Ja, Jb = jac[L.body_a], jac[L.body_b]
             JvA = Ja[3:] - _skew(dA) @ Ja[:3]
             JvB = Jb[3:] - _skew(dB) @ Jb[:3]
             G = np.vstack([RA.T @ (Jb[:3] - Ja[:3]), RA.T @ (JvB - JvA + _skew(oB - oA) @ Ja[:3])])
             C = np.zeros((6, ncols_c))
-            C[:, c0:c0 + cm.nv] = -jt.J
+            C[:, c0:c0 + cm.nv] = -Jj
             rows.append(np.hstack([G, C]))
         c0 += cm.nv
     e = np.concatenate(es)
@@ -59,6 +59,7 @@ def assemble(model, q, fixed=(), t=0.0, tol=1e-12, max_iter=100, return_info=Fal
     with the closure coordinates ``qc``, ``iterations`` and the final ``residual``."""
     _require_loops(model, "assemble")
     q = np.array(q, dtype=float)
+    t = float(t)
     if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
         raise ValueError(f"assemble: q must be {model.nq} finite numbers, got shape {q.shape}")
     vnames = list(model.velocity_names)

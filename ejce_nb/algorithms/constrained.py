@@ -27,7 +27,8 @@ direction, or solved in the least-squares sense (minimum-norm lam) with ``redund
 import numpy as np
 
 from ..errors import ModelError
-from .kinematics import forward_kinematics, joint_terms, body_jacobian
+from . import engine
+from .kinematics import forward_kinematics, joint_terms, body_jacobian, bj_one, jt_one, jt_size
 from .crba import mass_matrix
 from .rnea import nonlinear_effects
 
@@ -81,6 +82,32 @@ def closure_model(loop):
         b.add_body("closure", joint=loop.joint, mass=1.0, inertia=np.eye(3))
         m = _CLOSURE_MODELS[key] = b.build()
     return m
+
+
+def closure_terms(cm, qc, vc=None):
+    """(J (6, nv), sigma, bias, R, r) of the closure joint of the one-joint model ``cm`` at
+    (qc, vc): its EJCE terms in its inboard frame A (the public ``joint_terms``' fast path)."""
+    nv = cm.nv
+    v = np.zeros(nv) if vc is None else vc
+    buf = engine.one_state(jt_one, cm, None, "raise", "joint_terms", (jt_size(1, 2, nv),), qc, v, 0.0, False, )
+    if buf is None:
+        jt = joint_terms(cm, qc, v)
+        return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
+    o = 6 * nv
+    return (buf[:o].reshape(6, nv), buf[o + 6:o + 12], buf[o + 18:o + 24], buf[o + 45:o + 54].reshape(3, 3),
+            buf[o + 57:o + 60])
+
+
+def world_jacobian(model, q, body, t=0.0):
+    """World-frame Jacobian (6, nv) of body's origin (zero for the world; the public
+    ``body_jacobian``'s fast path)."""
+    if body == 0:
+        return np.zeros((6, model.nv))
+    if type(t) is float:
+        buf = engine.one_state(bj_one, model, None, "raise", "bj", (6 * model.nv,), q, t, body)
+        if buf is not None:
+            return buf.reshape(6, model.nv)
+    return body_jacobian(model, q, body, t=t)
 
 
 def retract(model, q, dv):
@@ -138,7 +165,20 @@ def _pose_error(Rrel, rrel, Rj, rj):
     return np.concatenate([_log_rotation(Rrel @ Rj.T), rrel - rj])
 
 
-def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-13, max_iter=30):
+def _initial_guess(loop, cm, Rrel):
+    """Where the search for a closure's coordinates starts: a unit quaternion's rotation is the
+    relative rotation itself; other joints start from their neutral pose."""
+    q = cm.neutral()
+    if getattr(loop.joint, "quaternion", False):
+        R = Rrel
+        w = 0.5 * np.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2]))
+        if w > 1e-3:
+            qv = np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
+            q[cm.nq - 4:] = qv / np.linalg.norm(qv)
+    return q
+
+
+def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-14, max_iter=30):
     """The closure coordinates q_c of every loop (a list of arrays): the pose of the closure joint
     nearest to the pose of B in A (Gauss-Newton from the joint's neutral pose, or ``qc0``), and
     the remaining pose errors (the loops' position residuals, 6 each, in A axes)."""
@@ -146,27 +186,21 @@ def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-13, max_iter
     qcs, errs = [], []
     for k, (L, (Rrel, rrel)) in enumerate(zip(model.loops, rel)):
         cm = closure_model(L)
-        qc = cm.neutral() if qc0 is None else np.array(qc0[k], dtype=float)
-        if cm.nq == 0:
-            jt = joint_terms(cm, qc)
-            qcs.append(qc)
-            errs.append(_pose_error(Rrel, rrel, jt.R[1], jt.r[1]))
-            continue
+        qc = _initial_guess(L, cm, Rrel) if qc0 is None or qc0[k] is None else np.array(qc0[k], dtype=float)
         last = np.inf
         for _ in range(max_iter):
-            jt = joint_terms(cm, qc)
-            e = _pose_error(Rrel, rrel, jt.R[1], jt.r[1])
-            J = jt.J
+            J, _, _, Rj, rj = closure_terms(cm, qc)
+            e = _pose_error(Rrel, rrel, Rj, rj)
+            if cm.nv == 0:
+                break
             step = np.linalg.lstsq(J, e, rcond=None)[0]
             res = np.linalg.norm(e - J @ step)
-            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qc)) or abs(last - res) <= tol:
-                qc = retract(cm, qc, step)
+            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qc)) or abs(last - res) <= 1e-3 * tol:
                 break
             last = res
             qc = retract(cm, qc, step)
-        jt = joint_terms(cm, qc)
         qcs.append(qc)
-        errs.append(_pose_error(Rrel, rrel, jt.R[1], jt.r[1]))
+        errs.append(e)
     return qcs, errs
 
 
@@ -207,9 +241,15 @@ class LoopTerms:
 
 def loop_terms(model, q, qd, t=0.0, qc0=None):
     """``LoopTerms`` of a loop model at (q, qd, t): the constraint Jacobian Jc, the acceleration
-    bias bc and the residuals (see the module's docstring)."""
-    q = np.asarray(q, dtype=float)
-    qd = np.asarray(qd, dtype=float)
+    bias bc and the residuals (see the module's docstring).  ``qc0``: closure coordinates to start
+    their search from (e.g. the previous state's)."""
+    _require_loops(model, "loop_terms")
+    q = np.ascontiguousarray(q, dtype=float)
+    qd = np.ascontiguousarray(qd, dtype=float)
+    t = float(t)
+    if q.shape != (model.nq,) or qd.shape != (model.nv,):
+        raise ValueError(f"loop_terms: q and qd must have shapes ({model.nq},) and ({model.nv},), got {q.shape}, "
+                         f"{qd.shape}")
     kin = forward_kinematics(model, q, qd, np.zeros(model.nv), t=t)
     qcs, errs = closure_coordinates(model, q, t, qc0, kin)
     nv = model.nv
@@ -217,7 +257,7 @@ def loop_terms(model, q, qd, t=0.0, qc0=None):
 
     def bj(i):
         if i not in jac:
-            jac[i] = np.zeros((6, nv)) if i == 0 else body_jacobian(model, q, i, t=t)
+            jac[i] = world_jacobian(model, q, i, t)
         return jac[i]
 
     rows, blocks, bias, verr, bases, vcs, perr = [], [], [], [], [], [], []
@@ -237,11 +277,9 @@ def loop_terms(model, q, qd, t=0.0, qc0=None):
                                       + _cross(wa, _cross(wa, D)))])
         cm = closure_model(L)
         if cm.nv:
-            jt0 = joint_terms(cm, qc)
-            Jc, sig = jt0.J, jt0.sigma[1]
+            Jc, sig, _, _, _ = closure_terms(cm, qc)
             vc = np.linalg.lstsq(Jc, trel - sig, rcond=None)[0]
-            jt = joint_terms(cm, qc, vc)
-            bcl = jt.bias[1]
+            bcl = closure_terms(cm, qc, vc)[2].copy()
         else:
             Jc, sig, vc, bcl = np.zeros((6, 0)), np.zeros(6), np.zeros(0), np.zeros(6)
         N = _complement(Jc)
@@ -310,8 +348,8 @@ class ConstrainedDynamics:
         return f"<ConstrainedDynamics qdd{np.shape(self.qdd)}, {len(np.atleast_1d(self.rank))} state(s)>"
 
 
-def _solve_state(model, q, qd, tau, t, redundant, qc0=None):
-    lt = loop_terms(model, q, qd, t, qc0)
+def _solve_state(model, q, qd, tau, t, redundant, qc0=None, terms=None):
+    lt = loop_terms(model, q, qd, t, qc0) if terms is None else terms
     rank = _rank_check(model, lt, redundant)
     M = mass_matrix(model, q, t=t)
     h = nonlinear_effects(model, q, qd, t=t)

@@ -34,14 +34,15 @@ def _position_residual(model, q, t, qc0=None):
 
 def project(model, q, qd, t=0.0, tol=1e-12, qc0=None):
     """(q, qd) projected onto the position and velocity constraints of every loop; returns
-    (q, qd, qc), qc the closure coordinates."""
+    (q, qd, qc, terms), qc the closure coordinates, terms the ``LoopTerms`` at the returned state
+    (None when the velocity was corrected)."""
     lt = loop_terms(model, q, qd, t, qc0)
     if lt.position_residual > tol:
         q = assemble(model, q, t=t, tol=tol)
         lt = loop_terms(model, q, qd, t, lt.qc)
     if lt.velocity_residual > tol:
-        qd = project_velocity(model, q, qd, t, terms=lt)
-    return q, qd, lt.qc
+        return q, project_velocity(model, q, qd, t, terms=lt), lt.qc, None
+    return q, qd, lt.qc, lt
 
 
 def _torque(tau, t, q, v, nv):
@@ -108,15 +109,26 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
     nfev = [0]
 
     qc = [None]
+    # the loop terms of the projected state, for the step's first stage (same q, v, t)
+    known = [None]
 
     def accel(t, q, v):
         nfev[0] += 1
         f = _torque(tau_c, t, q, v, model.nv)
         if passive:
             f = f - DMP * v - (STF * (q - SREF) if model.nq == model.nv else 0.0)
-        return _solve_state(model, q, v, f, t, redundant, qc[0])["qdd"]
+        lt = None
+        if known[0] is not None and known[0][0] is q and known[0][1] is v and known[0][2] == t:
+            lt = known[0][3]
+        known[0] = None
+        return _solve_state(model, q, v, f, t, redundant, qc[0], lt)["qdd"]
 
-    q, v, qc[0] = project(model, q0, qd0, 0.0, tol)
+    def proj(q, v, t):
+        q, v, qc[0], lt = project(model, q, v, t, tol, qc[0])
+        known[0] = None if lt is None else (q, v, t, lt)
+        return q, v
+
+    q, v = proj(q0, qd0, 0.0)
     Q, V, T = [q], [v], [0.0]
     t = 0.0
     k = 0
@@ -129,7 +141,7 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
             vn = v + dt * accel(t, q, v)
             qn = retract(model, q, dt * vn)
         elif method == "dopri5":
-            qn, vn, h_try, nr = _dopri_interval(model, accel, q, v, t, dt, h_try, rtol, atol, max_step, tol, qc)
+            qn, vn, h_try, nr = _dopri_interval(model, accel, proj, q, v, t, dt, h_try, rtol, atol, max_step)
             nrej += nr
         else:
             A, b, c = _TABLEAUX[method]
@@ -137,13 +149,13 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
             for j in range(len(b)):
                 dq = sum((dt * A[j, l] * Kq[l] for l in range(j)), np.zeros(model.nv))
                 dv = sum((dt * A[j, l] * Kv[l] for l in range(j)), np.zeros(model.nv))
-                vj = v + dv
+                vj = v if j == 0 else v + dv
                 Kq.append(vj)
-                Kv.append(accel(t + c[j] * dt, retract(model, q, dq), vj))
+                Kv.append(accel(t + c[j] * dt, q if j == 0 else retract(model, q, dq), vj))
             qn = retract(model, q, dt * sum(bj * kq for bj, kq in zip(b, Kq)))
             vn = v + dt * sum(bj * kv for bj, kv in zip(b, Kv))
         k += 1
-        q, v, qc[0] = project(model, qn, vn, k * dt, tol, qc[0])
+        q, v = proj(qn, vn, k * dt)
         if k in rec_set:
             Q.append(q)
             V.append(v)
@@ -161,7 +173,7 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
     return tr
 
 
-def _dopri_interval(model, accel, q, v, t0, dt, h, rtol, atol, max_step, tol, qc):
+def _dopri_interval(model, accel, proj, q, v, t0, dt, h, rtol, atol, max_step):
     """Dormand-Prince 5(4) over [t0, t0 + dt] with step-size control, the state projected after
     every accepted step."""
     from .simulate import _DP_A, _DP_B, _DP_C, _DP_E
@@ -176,8 +188,9 @@ def _dopri_interval(model, accel, q, v, t0, dt, h, rtol, atol, max_step, tol, qc
         for j in range(7):
             dq = sum((h * _DP_A[j, l] * Kq[l] for l in range(j)), np.zeros(model.nv))
             dv = sum((h * _DP_A[j, l] * Kv[l] for l in range(j)), np.zeros(model.nv))
-            Kq.append(v + dv)
-            Kv.append(accel(t + _DP_C[j] * h, retract(model, q, dq), v + dv))
+            vj = v if j == 0 else v + dv
+            Kq.append(vj)
+            Kv.append(accel(t + _DP_C[j] * h, q if j == 0 else retract(model, q, dq), vj))
         dq = h * sum(b * k for b, k in zip(_DP_B, Kq))
         vn = v + h * sum(b * k for b, k in zip(_DP_B, Kv))
         eq = h * sum(e * k for e, k in zip(_DP_E, Kq))
@@ -186,7 +199,7 @@ def _dopri_interval(model, accel, q, v, t0, dt, h, rtol, atol, max_step, tol, qc
         err = float(np.sqrt(np.mean(sc * sc))) if sc.size else 0.0
         if err <= 1.0:
             t += h
-            q, v, qc[0] = project(model, retract(model, q, dq), vn, t, tol, qc[0])
+            q, v = proj(retract(model, q, dq), vn, t)
             h = h * min(5.0, max(0.2, 0.9 * (1.0 / max(err, 1e-10)) ** 0.2))
         else:
             nrej += 1
