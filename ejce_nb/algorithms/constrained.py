@@ -104,9 +104,9 @@ def world_jacobian(model, q, body, t=0.0):
     if body == 0:
         return np.zeros((6, model.nv))
     if type(t) is float:
-        buf = engine.one_state(bj_one, model, None, "raise", "bj", (6 * model.nv,), q, t, body)
+        buf = engine.one_state(bj_one, model, None, "raise", "bj", (6, model.nv), q, t, body)
         if buf is not None:
-            return buf.reshape(6, model.nv)
+            return buf
     return body_jacobian(model, q, body, t=t)
 
 
