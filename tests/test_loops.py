@@ -133,6 +133,25 @@ def test_fourbar_dynamics_equals_the_hand_reduced_one_coordinate_mechanism(plana
         assert np.all(inv.tau[1:] == 0.0)
 
 
+def planar_pin_pose(q, t, p):
+    """A pin in a plane seen in space: rotation about z, x, y and a slide along z (nv 4)."""
+    jm = ej.jmath
+    return jm.matmul(jm.matmul(jm.rot_z(q[0]), jm.rot_x(q[1])), jm.rot_y(q[2])), (0.0, 0.0, q[3])
+
+
+def test_a_custom_closure_removes_six_minus_nv_and_needs_no_least_squares(planar):
+    pin_in_plane = J.Custom(planar_pin_pose, 4, name="planar_pin", q_range=(-1.0, 1.0))
+    m = fourbar(closure=pin_in_plane)
+    assert m.loops[0].nc == 2 and m.nc == 2
+    q = ej.assemble(m, np.array([0.9, 1.0, 1.5]), fixed=[0])
+    assert np.allclose(q, ej.assemble(planar, np.array([0.9, 1.0, 1.5]), fixed=[0]), atol=1e-10)
+    qd = ej.project_velocity(m, q, np.array([1.5, 0.0, 0.0]))
+    r = ej.constrained_dynamics(m, q, qd, np.array([0.5, 0.0, 0.0]))     # full rank: no redundant='lstsq'
+    ref = ej.constrained_dynamics(planar, q, qd, np.array([0.5, 0.0, 0.0]), redundant="lstsq")
+    assert r.rank == 2 and np.allclose(r.qdd, ref.qdd, atol=1e-9)
+    assert np.allclose(r.wrench, ref.wrench, atol=1e-8)
+
+
 def test_slider_crank_against_its_closed_form():
     r_, l_ = 0.5, 1.6
     b = ej.ModelBuilder(gravity=(0.0, -9.81, 0.0))
