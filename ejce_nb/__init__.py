@@ -16,6 +16,9 @@ from .algorithms.kinematics import forward_kinematics, joint_terms, body_jacobia
 from .algorithms.rnea import rnea, nonlinear_effects
 from .algorithms.crba import mass_matrix, forward_dynamics_crba
 from .algorithms.aba import aba
+from .algorithms.constrained import (constrained_dynamics, constrained_inverse_dynamics, loop_terms,
+                                     ConstrainedDynamics, ConstraintError, LoopTerms)
+from .algorithms.assembly import assemble, project_velocity
 from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
 from .sim.driver import simulate

@@ -89,6 +89,8 @@ def to_dict(self):
         d["couplers"] = [{"dependent": [self.joint_names[c.dependent[0]], c.dependent[1]],
                           "independent": [[self.joint_names[j], k] for j, k in c.independent],
                           "function": c.function.to_dict(), "scale": c.scale} for c in general]
+    if self.loops:
+        d["loops"] = [L.to_dict(self.body_names) for L in self.loops]
     return d
 
 def to_json(self, path=None, indent=1):
@@ -154,7 +156,7 @@ _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_pla
                 "inertia", "inertia_as_written", "limits", "mimic", "dynamics", "coordinate_names", "q_default"}
 _DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref", "armature"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
-_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description", "couplers"}
+_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description", "couplers", "loops"}
 
 
 def _field_path(where, body_name, err):
@@ -301,6 +303,22 @@ def builder_from_dict(d, source="model"):
             b._resolved_couplers()[-1]
         except ModelError as e:
             raise ModelError(f"{where}: {e}" if not str(e).startswith(where) else str(e)) from None
+    loops = d.get("loops", [])
+    if not isinstance(loops, list):
+        raise ModelError(f"{source}: loops: expected a list of loop objects")
+    from ..model.loops import LOOP_FIELDS
+    for i, L in enumerate(loops):
+        where = f"{source}: loops[{i}]"
+        if not isinstance(L, dict) or set(L) - LOOP_FIELDS or not {"name", "body_a", "body_b"} <= set(L):
+            raise ModelError(f"{where}: expected an object with 'name', 'body_a', 'body_b' (and optional 'joint', "
+                             f"'placement_a', 'placement_b'), got {L!r}")
+        joint = _specs.from_dict(L["joint"], f"{where}.joint") if "joint" in L else None
+        Pa = _transform_from(L.get("placement_a", {}), f"{where}.placement_a")
+        Pb = _transform_from(L.get("placement_b", {}), f"{where}.placement_b")
+        try:
+            b.add_loop(L["name"], L["body_a"], L["body_b"], joint=joint, placement_a=Pa, placement_b=Pb)
+        except ModelError as e:
+            raise ModelError(f"{where}: {e}") from None
     return b
 
 

@@ -35,8 +35,11 @@ Mapping (docs/API.md, "Loading MJCF", says the same for users):
     mimic joint (``Model.joint_mimic``; the model then has no coordinate for q1).  Its armature,
     damping and stiffness are carried to the joint it follows (times c1^2), as the reduced
     dynamics have them.
+  * active ``<equality connect>`` / ``<equality weld>`` between bodies -> exact loop closures
+    (``Model.loops``; MuJoCo's are soft): connect a spherical closure at its two anchors, weld a
+    Fixed closure at the relative pose MuJoCo compiled (``relpose`` or the pose at qpos0).
   * left out, listed in one ``MJCFWarning`` and in ``Model.notes`` (``summary()``): contacts,
-    actuators, tendons, connect / weld / other equalities, nonlinear polynomial couplings,
+    actuators, tendons, inactive or site-based connect / weld and other equalities, nonlinear polynomial couplings,
     gravity compensation, flex, friction loss, fluid forces and the rest.
 """
 import math
@@ -153,13 +156,30 @@ def from_mujoco(mjmodel, source=None, warn=True):
     poly = {}
     EQ = mujoco.mjtEq
     eq_left = {}
+    closures = []
     for e in range(mj.neq):
         kind = int(mj.eq_type[e])
         active = bool(mj.eq_active0[e])
         label = _name(mujoco, mj, mujoco.mjtObj.mjOBJ_EQUALITY, e, f"#{e}")
+        if kind in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)) and active and \
+                int(mj.eq_objtype[e]) == int(OBJ_BODY):
+            # a rigid loop closure (MuJoCo's is soft): connect -> spherical closure at the two
+            # anchors (eq_data[0:3] in body1, [3:6] in body2); weld -> Fixed closure at the pose
+            # of body2 in body1 (eq_data[3:6] position, [6:10] quaternion)
+            data = np.array(mj.eq_data[e], dtype=float)
+            b1, b2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
+            if kind == int(EQ.mjEQ_CONNECT):
+                closures.append((label, b1, b2, _specs.Spherical("quaternion"), Transform(None, data[0:3]),
+                                 Transform(None, data[3:6])))
+            else:
+                closures.append((label, b1, b2, _specs.Fixed(), Transform(_quat_matrix(data[6:10]), data[3:6]),
+                                 Transform()))
+            continue
         if kind != int(EQ.mjEQ_JOINT):
             what = {int(EQ.mjEQ_CONNECT): "connect", int(EQ.mjEQ_WELD): "weld",
                     int(EQ.mjEQ_TENDON): "tendon"}.get(kind, "flex/other")
+            if kind in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)):
+                what = f"inactive {what}" if not active else f"{what} (between sites)"
             eq_left.setdefault(f"{what} equalities (closed loops and other constraints)", []).append(label)
             continue
         if not active:
@@ -348,6 +368,9 @@ def from_mujoco(mjmodel, source=None, warn=True):
         notes.append("armature, damping and stiffness of joints that follow another nonlinearly: "
                      + ", ".join(lost))
         b.notes.append(f"MJCF, not loaded: {notes[-1]}")
+    for label, b1, b2, spec, Pa, Pb in closures:
+        b.add_loop(label if not label.startswith("#") else f"equality{label[1:]}", b1, b2, joint=spec,
+                   placement_a=Pa, placement_b=Pb)
     model = b.build()
     if warn and notes:
         warnings.warn(MJCFWarning(f"{source}: left out what is not rigid-body tree dynamics: " + "; ".join(notes),

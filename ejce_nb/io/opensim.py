@@ -33,7 +33,9 @@ Mapping (OpenSim -> ejce_nb):
   * Functions: ``opensim_fn``.
   * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
     ``model.summary()``: forces (muscles, ligaments, actuators, contact), markers, contact
-    geometry, probes, controllers, constraints other than couplers.
+    geometry, probes, controllers, constraints other than couplers and loop closures.
+  * ``PointConstraint`` (enforced) -> a spherical loop closure at its two locations;
+    ``WeldConstraint`` -> a Fixed loop closure of its two frames (``ModelBuilder.add_loop``).
 """
 import os
 import warnings
@@ -175,6 +177,39 @@ def _frame(joint, name, bodies, where, depth=0):
         R = T.rotation @ xyz_body_fixed(o)
         return body, Transform(R, T.rotation @ np.asarray(t) + T.translation)
     return _body_of(name, bodies, where), Transform()
+
+
+def _closure(b, el, bodies, source):
+    """A ``PointConstraint`` (a point of body 1 on a point of body 2) -> a spherical loop
+    closure; a ``WeldConstraint`` (frame 1 on frame 2) -> a Fixed loop closure."""
+    name = el.get("name") or el.tag
+    w = f"{source}: {el.tag} {name!r}"
+
+    class _Frames:
+        frames = {}
+    fr = el.find("frames")
+    for f in ([] if fr is None else fr.findall("PhysicalOffsetFrame")):
+        _Frames.frames[f.get("name")] = f
+    if el.tag == "PointConstraint":
+        ends = []
+        for k in (1, 2):
+            path = _text(el, f"socket_body_{k}")
+            if not path:
+                raise ModelError(f"{w}: <socket_body_{k}> is missing")
+            loc = F.numbers(el, f"location_body_{k}", w, 3) or [0.0, 0.0, 0.0]
+            ends.append((_body_of(path, bodies, w), Transform(None, np.asarray(loc, dtype=float))))
+        joint = J.Spherical("quaternion")
+    else:
+        ends = []
+        for k in (1, 2):
+            path = _text(el, f"socket_frame{k}")
+            if not path:
+                raise ModelError(f"{w}: <socket_frame{k}> is missing")
+            ends.append(_frame(_Frames, path, bodies, w))
+        joint = J.Fixed()
+    (b1, T1), (b2, T2) = ends
+    b.add_loop(name, "world" if b1 == "ground" else b1, "world" if b2 == "ground" else b2, joint=joint,
+               placement_a=T1, placement_b=T2)
 
 
 def _body_of(path, bodies, where):
@@ -335,6 +370,8 @@ def _load(model, source, fix_locked, drive, policy):
                     and _text(el, "isDisabled", "false").lower() != "true")     # 3.3: isDisabled
         if el.tag == "CoordinateCouplerConstraint" and enforced:
             _coupler(b, el, coord_at, locked_value)
+        elif el.tag in ("PointConstraint", "WeldConstraint") and enforced:
+            _closure(b, el, bodies, source)
         else:
             key = el.tag + ("" if enforced else " (not enforced)")
             left[key] = left.get(key, 0) + 1

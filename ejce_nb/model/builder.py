@@ -233,6 +233,28 @@ class ModelBuilder:
         self._couplers = getattr(self, "_couplers", [])
         self._couplers.append((dependent, independent, function, scale))
 
+    def add_loop(self, name, body_a, body_b, joint=None, placement_a=None, placement_b=None):
+        """Close a kinematic loop: frame A (``placement_a`` in ``body_a``) and frame B
+        (``placement_b`` in ``body_b``) are held so that the pose of B in A is a pose of ``joint``
+        (any joint spec; default ``Fixed``).  A revolute closure removes five relative freedoms,
+        a spherical one three, ``Fixed`` six, a ``Custom`` joint 6 - nv.  Bodies are names or
+        indices (``"world"`` / 0 allowed); the loop is named ``name``."""
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"loop name must be a non-empty string, got {name!r}")
+        self._loops = getattr(self, "_loops", [])
+        who = f"loop {name!r}"
+        if any(L[0] == name for L in self._loops):
+            raise ModelError(f"{who}: duplicate loop name")
+        from .loops import check_loop_joint
+        a = self._resolve_parent(body_a, f"{who}: body_a")
+        b = self._resolve_parent(body_b, f"{who}: body_b")
+        if a == b:
+            raise ModelError(f"{who}: body_a and body_b are the same body {self._bodies[a - 1]['name'] if a else 'world'!r}")
+        joint = check_loop_joint(joint, who)
+        self._loops.append((name, a, b, joint, self._placement(placement_a, f"{who}: placement_a"),
+                            self._placement(placement_b, f"{who}: placement_b")))
+        return len(self._loops) - 1
+
     def _coordinate(self, ref, who):
         """(joint index, coordinate in the joint) of a coordinate reference (see add_coupler)."""
         if isinstance(ref, (tuple, list)) and len(ref) == 2 and not isinstance(ref[1], bool) \
@@ -355,5 +377,9 @@ class ModelBuilder:
             dof_springref=np.concatenate([b["passive"][2][k] for b, (_, k) in zip(rows, cut)]),
             dof_armature=np.concatenate([b["passive"][3][k] for b, (_, k) in zip(rows, cut)]),
             couplers=couplers, coordinate_names=names, q_default=qdef,
-            notes=tuple(self.notes),
+            notes=tuple(self.notes), loops=self._built_loops(),
         )
+
+    def _built_loops(self):
+        from .loops import Loop
+        return [Loop(*L) for L in getattr(self, "_loops", [])]

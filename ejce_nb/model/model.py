@@ -77,7 +77,7 @@ class Model(Expansion):
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
-                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None):
+                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
@@ -86,7 +86,7 @@ class Model(Expansion):
                                q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
                                dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
                                dof_armature=dof_armature, couplers=couplers, coordinate_names=coordinate_names,
-                               q_default=q_default, notes=notes)
+                               q_default=q_default, notes=notes, loops=loops)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -150,6 +150,10 @@ class Model(Expansion):
             for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
         self._full_names(coordinate_names, q_default)
         self.notes = tuple(notes or ())
+        # loop closures (``loops``): joints outside the tree, solved as constraints
+        self.loops = tuple(loops or ())
+        self.has_loops = bool(self.loops)
+        self.nc = int(sum(L.nc for L in self.loops))
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._derive()
@@ -424,6 +428,8 @@ class Model(Expansion):
             lines.append(f"  coupler {dn} = {c.scale:.6g} x {c.function!r} of {ind}")
         if np.any(self.dof_armature != 0.0):
             lines.append(f"  armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
+        from .loops import summary_lines
+        lines += summary_lines(self)
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 

@@ -265,7 +265,7 @@ def _python_law_torques(run, law, cr, live, dopri):
 
 def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1, *, t_eval=None, rtol=1e-8,
              atol=1e-10, max_step=None, damping=None, stiffness=None, spring_ref=None, f_ext=None, max_energy=None,
-             limits=True, errors="raise", progress=None, segment_steps=None):
+             limits=True, errors="raise", progress=None, segment_steps=None, redundant="raise"):
     """Integrate the forward dynamics from (q0, qd0) over [0, t_final]; returns a ``Trajectory``.
 
     q0 (nq,), qd0 (nv,), or (B, nq), (B, nv): a batch of B trajectories integrated in parallel,
@@ -318,8 +318,18 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     so far as ``.partial``: status ``SimulationStatus.INTERRUPTED``, ``stop_time`` its last
     computed time, a message saying so, and only the rows it computed.  A model with couplers
     (mimic joints among them) integrates its own coordinates, its dynamics those of
-    ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``)."""
+    ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``).  A model with
+    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) and projects
+    the state onto the loop constraints after every step (``ejce_nb.sim.closed``); its
+    trajectory adds ``position_residual`` and ``velocity_residual``."""
     inputs.check_errors_arg(errors)
+    if getattr(model, "has_loops", False):
+        # loop closures: constrained dynamics, the state projected onto the constraints each step
+        from .closed import simulate_loops
+        return simulate_loops(model, q0, qd0, t_final, dt, method, tau, record_every, rtol=rtol, atol=atol,
+                              max_step=max_step, redundant=redundant, damping=damping, stiffness=stiffness,
+                              spring_ref=spring_ref, unsupported=dict(t_eval=t_eval, f_ext=f_ext, progress=progress,
+                                                                      segment_steps=segment_steps))
     run = prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
                    stiffness, spring_ref, f_ext, max_energy, limits)
     if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):

@@ -1,0 +1,470 @@
+"""Dynamics of a tree closed by loop joints (``ModelBuilder.add_loop``).
+
+Loop ``l`` holds frame B (on body b) at a pose of its closure joint in frame A (on body a).  The
+relative twist of B w.r.t. A, in A axes, referred to the origin of B,
+
+    t_rel = [R_A^T (w_b - w_a);  R_A^T (v_oB - v_oA - w_a x (o_B - o_A))] = G(q) v + s(t, q),
+
+must lie in the closure joint's motion: t_rel = J_c(q_c) v_c + sigma_c for the closure
+coordinates q_c that place B in A (found from the pose, ``closure_coordinates``).  With N_c an
+orthonormal basis of the complement of range(J_c) (6 - nv_c columns), the constraints are
+
+    velocity:      Jc v = N_c^T (G v + s - sigma_c) = 0
+    acceleration:  Jc v' + bc = 0,   bc = N_c^T (gamma - b_c),
+
+gamma the relative acceleration at v' = 0 (the tree's velocity-product terms, from one forward
+kinematics pass with zero accelerations) and b_c the closure joint's EJCE bias at (q_c, v_c):
+since N_c^T J_c = 0 the unknown closure accelerations drop out exactly.  Forward dynamics is the
+Lagrange-multiplier system (Featherstone, RBDA ch. 8)
+
+    M v' + h = tau + Jc^T lam,     Jc v' + bc = 0,
+
+solved by Cholesky of M and of the (m x m) operational inverse inertia Jc M^-1 Jc^T.  The
+constraint wrench of loop l on body b, [moment about o_B; force] in A axes (its opposite on body
+a), is N_c lam_l.  A rank-deficient Jc (redundant or singular closures) is reported by loop and
+direction, or solved in the least-squares sense (minimum-norm lam) with ``redundant="lstsq"``.
+"""
+import numpy as np
+
+from ..errors import ModelError
+from . import engine
+from .kinematics import forward_kinematics, joint_terms, body_jacobian, bj_one, jt_one, jt_size
+from .crba import mass_matrix
+from .rnea import nonlinear_effects
+
+# rank threshold of the constraint Jacobian, relative to its largest singular value
+RANK_TOL = 1e-9
+_AXES = ("rotation about x", "rotation about y", "rotation about z",
+         "translation along x", "translation along y", "translation along z")
+
+
+class ConstraintError(ValueError):
+    """The loop constraints are rank-deficient (redundant or singular closures) or cannot be
+    satisfied near the given state; the message names the loops and directions."""
+
+
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _log_rotation(E):
+    """Rotation vector of the rotation matrix E (robust near 0 and pi)."""
+    c = max(-1.0, min(1.0, 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0)))
+    th = np.arccos(c)
+    w = 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
+    if th < 1e-6:
+        return w * (1.0 + th * th / 6.0)
+    if np.pi - th < 1e-6:
+        # near pi: axis from the symmetric part
+        B = 0.5 * (E + np.eye(3))
+        k = int(np.argmax(np.diag(B)))
+        ax = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
+        if ax @ w < 0:
+            ax = -ax
+        return th * ax
+    return w * (th / np.sin(th))
+
+
+_CLOSURE_MODELS = {}
+
+
+def closure_model(loop):
+    """A one-joint model of the loop's closure joint (world -> B), for its EJCE terms."""
+    key = repr(loop.joint.to_dict())
+    m = _CLOSURE_MODELS.get(key)
+    if m is None:
+        from ..model.builder import ModelBuilder
+        b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+        b.add_body("closure", joint=loop.joint, mass=1.0, inertia=np.eye(3))
+        m = _CLOSURE_MODELS[key] = b.build()
+    return m
+
+
+def closure_terms(cm, qc, vc=None):
+    """(J (6, nv), sigma, bias, R, r) of the closure joint of the one-joint model ``cm`` at
+    (qc, vc): its EJCE terms in its inboard frame A (the public ``joint_terms``' fast path)."""
+    nv = cm.nv
+    v = np.zeros(nv) if vc is None else vc
+    buf = engine.one_state(jt_one, cm, None, "raise", "joint_terms", (jt_size(1, 2, nv),), qc, v, 0.0, False, )
+    if buf is None:
+        jt = joint_terms(cm, qc, v)
+        return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
+    o = 6 * nv
+    return (buf[:o].reshape(6, nv), buf[o + 6:o + 12], buf[o + 18:o + 24], buf[o + 45:o + 54].reshape(3, 3),
+            buf[o + 57:o + 60])
+
+
+def world_jacobian(model, q, body, t=0.0):
+    """World-frame Jacobian (6, nv) of body's origin (zero for the world; the public
+    ``body_jacobian``'s fast path)."""
+    if body == 0:
+        return np.zeros((6, model.nv))
+    if type(t) is float:
+        buf = engine.one_state(bj_one, model, None, "raise", "bj", (6, model.nv), q, t, body)
+        if buf is not None:
+            return buf
+    return body_jacobian(model, q, body, t=t)
+
+
+def retract(model, q, dv):
+    """q (+) dv: coordinates whose rate is their velocity move by it, unit quaternions turn by
+    q (x) Exp(dv) (angular velocity in the joint's C axes)."""
+    out = np.array(q, dtype=float)
+    quat = dict(model.quaternion_blocks())
+    for j in range(1, model.nbodies + 1):
+        qs, vs = int(model.q_start[j]), int(model.v_start[j])
+        nq, nv = int(model.nq_joint[j]), int(model.nv_joint[j])
+        if j in quat:
+            n_plain = nq - 4
+            out[qs:qs + n_plain] += dv[vs:vs + n_plain]
+            th = dv[vs + n_plain:vs + nv]
+            a = np.linalg.norm(th)
+            h = 0.5 * a
+            s = 0.5 if a < 1e-8 else np.sin(h) / a
+            w2, x2, y2, z2 = np.cos(h), s * th[0], s * th[1], s * th[2]
+            w1, x1, y1, z1 = out[qs + n_plain:qs + nq]
+            qn = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                           w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+            out[qs + n_plain:qs + nq] = qn / np.linalg.norm(qn)
+        else:
+            out[qs:qs + nq] += dv[vs:vs + nv]
+    return out
+
+
+def _frame(kin, body, T, vel):
+    R = kin.R[body] @ T.rotation
+    d = kin.R[body] @ T.translation
+    o = kin.p[body] + d
+    if not vel:
+        return R, o, d, None, None, None, None
+    w = kin.omega[body]
+    vo = kin.v[body] + _cross(w, d)
+    al = kin.alpha[body]
+    ao = kin.a[body] + _cross(al, d) + _cross(w, _cross(w, d))
+    return R, o, d, w, vo, al, ao
+
+
+def relative_pose(model, q, t=0.0, kin=None):
+    """[(R_rel, r_rel)] of every loop: the pose of frame B in frame A."""
+    if kin is None:
+        kin = forward_kinematics(model, q, t=t)
+    out = []
+    for L in model.loops:
+        RA, oA, *_ = _frame(kin, L.body_a, L.placement_a, False)
+        RB, oB, *_ = _frame(kin, L.body_b, L.placement_b, False)
+        out.append((RA.T @ RB, RA.T @ (oB - oA)))
+    return out
+
+
+def _pose_error(Rrel, rrel, Rj, rj):
+    """6-vector pose error of B in A against the closure joint's pose, in A axes."""
+    return np.concatenate([_log_rotation(Rrel @ Rj.T), rrel - rj])
+
+
+def _initial_guess(loop, cm, Rrel):
+    """Where the search for a closure's coordinates starts: a unit quaternion's rotation is the
+    relative rotation itself; other joints start from their neutral pose."""
+    q = cm.neutral()
+    if getattr(loop.joint, "quaternion", False):
+        R = Rrel
+        w = 0.5 * np.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2]))
+        if w > 1e-3:
+            qv = np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
+            q[cm.nq - 4:] = qv / np.linalg.norm(qv)
+    return q
+
+
+def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-14, max_iter=30):
+    """The closure coordinates q_c of every loop (a list of arrays): the pose of the closure joint
+    nearest to the pose of B in A (Gauss-Newton from the joint's neutral pose, or ``qc0``), and
+    the remaining pose errors (the loops' position residuals, 6 each, in A axes)."""
+    rel = relative_pose(model, q, t, kin)
+    qcs, errs = [], []
+    for k, (L, (Rrel, rrel)) in enumerate(zip(model.loops, rel)):
+        cm = closure_model(L)
+        qc = _initial_guess(L, cm, Rrel) if qc0 is None or qc0[k] is None else np.array(qc0[k], dtype=float)
+        last = np.inf
+        for _ in range(max_iter):
+            J, _, _, Rj, rj = closure_terms(cm, qc)
+            e = _pose_error(Rrel, rrel, Rj, rj)
+            if cm.nv == 0:
+                break
+            step = np.linalg.lstsq(J, e, rcond=None)[0]
+            res = np.linalg.norm(e - J @ step)
+            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qc)) or abs(last - res) <= 1e-3 * tol:
+                break
+            last = res
+            qc = retract(cm, qc, step)
+        qcs.append(qc)
+        errs.append(e)
+    return qcs, errs
+
+
+def _complement(J):
+    """Orthonormal basis (6, 6 - nv) of the complement of range(J), J (6, nv)."""
+    nv = J.shape[1]
+    if nv == 0:
+        return np.eye(6)
+    U, _, _ = np.linalg.svd(J, full_matrices=True)
+    N = U[:, nv:]
+    # a sign convention, so that the basis is a function of J alone
+    for c in range(N.shape[1]):
+        k = int(np.argmax(np.abs(N[:, c])))
+        if N[k, c] < 0:
+            N[:, c] = -N[:, c]
+    return N
+
+
+class LoopTerms:
+    """The constraint terms of every loop at one state.
+
+    ``Jc`` (nc, nv), ``bc`` (nc,): Jc v' + bc = 0 is the acceleration constraint; ``basis``: per
+    loop the (6, nc_l) complement basis N_c (A axes); ``rows``: per loop its slice of rows;
+    ``qc``, ``vc``: the closure coordinates and velocities; ``position_error`` (per loop, 6:
+    N_c N_c^T of the pose error; 0 when closed), ``velocity_error`` (nc,): Jc v + N_c^T (s - sigma_c)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    @property
+    def position_residual(self):
+        return max((float(np.linalg.norm(e)) for e in self.position_error), default=0.0)
+
+    @property
+    def velocity_residual(self):
+        return float(np.max(np.abs(self.velocity_error))) if self.velocity_error.size else 0.0
+
+
+def loop_terms(model, q, qd, t=0.0, qc0=None):
+    """``LoopTerms`` of a loop model at (q, qd, t): the constraint Jacobian Jc, the acceleration
+    bias bc and the residuals (see the module's docstring).  ``qc0``: closure coordinates to start
+    their search from (e.g. the previous state's)."""
+    _require_loops(model, "loop_terms")
+    q = np.ascontiguousarray(q, dtype=float)
+    qd = np.ascontiguousarray(qd, dtype=float)
+    t = float(t)
+    if q.shape != (model.nq,) or qd.shape != (model.nv,):
+        raise ValueError(f"loop_terms: q and qd must have shapes ({model.nq},) and ({model.nv},), got {q.shape}, "
+                         f"{qd.shape}")
+    kin = forward_kinematics(model, q, qd, np.zeros(model.nv), t=t)
+    qcs, errs = closure_coordinates(model, q, t, qc0, kin)
+    nv = model.nv
+    jac = {}
+
+    def bj(i):
+        if i not in jac:
+            jac[i] = world_jacobian(model, q, i, t)
+        return jac[i]
+
+    rows, blocks, bias, verr, bases, vcs, perr = [], [], [], [], [], [], []
+    r0 = 0
+    for L, qc, e in zip(model.loops, qcs, errs):
+        RA, oA, dA, wa, vA, ala, aA = _frame(kin, L.body_a, L.placement_a, True)
+        RB, oB, dB, wb, vB, alb, aB = _frame(kin, L.body_b, L.placement_b, True)
+        Ja, Jb = bj(L.body_a), bj(L.body_b)
+        D = oB - oA
+        JvA = Ja[3:] - _skew(dA) @ Ja[:3]
+        JvB = Jb[3:] - _skew(dB) @ Jb[:3]
+        G = np.vstack([RA.T @ (Jb[:3] - Ja[:3]), RA.T @ (JvB - JvA + _skew(D) @ Ja[:3])])
+        dv = vB - vA
+        trel = np.concatenate([RA.T @ (wb - wa), RA.T @ (dv - _cross(wa, D))])
+        gam = np.concatenate([RA.T @ (alb - ala - _cross(wa, wb - wa)),
+                              RA.T @ (aB - aA - _cross(ala, D) - 2.0 * _cross(wa, dv)
+                                      + _cross(wa, _cross(wa, D)))])
+        cm = closure_model(L)
+        if cm.nv:
+            Jc, sig, _, _, _ = closure_terms(cm, qc)
+            vc = np.linalg.lstsq(Jc, trel - sig, rcond=None)[0]
+            bcl = closure_terms(cm, qc, vc)[2].copy()
+        else:
+            Jc, sig, vc, bcl = np.zeros((6, 0)), np.zeros(6), np.zeros(0), np.zeros(6)
+        N = _complement(Jc)
+        blocks.append(N.T @ G)
+        bias.append(N.T @ (gam - bcl))
+        verr.append(N.T @ (trel - sig))
+        bases.append(N)
+        vcs.append(vc)
+        perr.append(N @ (N.T @ e))
+        rows.append(slice(r0, r0 + N.shape[1]))
+        r0 += N.shape[1]
+    Jc = np.vstack(blocks) if blocks else np.zeros((0, nv))
+    return LoopTerms(Jc=Jc, bc=np.concatenate(bias) if bias else np.zeros(0), basis=bases, rows=rows,
+                     qc=qcs, vc=vcs, position_error=perr,
+                     velocity_error=np.concatenate(verr) if verr else np.zeros(0))
+
+
+def _direction_names(model, lt, y):
+    """Names of the loop directions a left null vector y of Jc (Jc^T y = 0) combines."""
+    parts = []
+    for L, N, rs in zip(model.loops, lt.basis, lt.rows):
+        yl = y[rs]
+        if np.linalg.norm(yl) < 1e-6:
+            continue
+        d = N @ yl
+        k = int(np.argmax(np.abs(d)))
+        parts.append(f"loop {L.name!r}: {_AXES[k]} of its frame A (direction {np.round(d / np.linalg.norm(d), 6).tolist()})")
+    return parts
+
+
+def _rank_check(model, lt, redundant):
+    Jc = lt.Jc
+    if Jc.shape[0] == 0:
+        return Jc.shape[0]
+    U, s, _ = np.linalg.svd(Jc, full_matrices=True)
+    smax = s[0] if s.size else 0.0
+    rank = int(np.sum(s > RANK_TOL * max(smax, 1e-300))) if smax > 0 else 0
+    if rank < Jc.shape[0] and redundant == "raise":
+        names = []
+        for c in range(rank, Jc.shape[0]):
+            names += _direction_names(model, lt, U[:, c])
+        raise ConstraintError(
+            f"the loop constraint Jacobian has rank {rank} of {Jc.shape[0]} rows (redundant or singular closures): "
+            + "; ".join(dict.fromkeys(names))
+            + ". Close the loop with a joint that frees these directions, or pass redundant='lstsq' "
+              "(least-squares constraint forces, exact accelerations where the constraints are consistent)")
+    return rank
+
+
+def _check_redundant(redundant):
+    if redundant not in ("raise", "lstsq"):
+        raise ValueError(f"redundant must be 'raise' or 'lstsq', got {redundant!r}")
+
+
+class ConstrainedDynamics:
+    """Result of ``ej.constrained_dynamics``: ``qdd`` (nv,), ``tau_constraint`` (nv,) = Jc^T lam,
+    ``wrench`` (n_loops, 6): each loop's constraint wrench on body_b, [moment about o_B; force] in
+    frame A's axes (its opposite acts on body_a), ``lam`` (nc,), ``rank`` of Jc, ``residual``
+    (max |Jc qdd + bc|), and the ``terms`` (``LoopTerms``).  A batch stacks them on a leading axis
+    (``terms`` then a list)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return f"<ConstrainedDynamics qdd{np.shape(self.qdd)}, {len(np.atleast_1d(self.rank))} state(s)>"
+
+
+def _solve_state(model, q, qd, tau, t, redundant, qc0=None, terms=None):
+    lt = loop_terms(model, q, qd, t, qc0) if terms is None else terms
+    rank = _rank_check(model, lt, redundant)
+    M = mass_matrix(model, q, t=t)
+    h = nonlinear_effects(model, q, qd, t=t)
+    Lm = np.linalg.cholesky(M)
+    def minv(X):
+        return np.linalg.solve(Lm.T, np.linalg.solve(Lm, X))
+    a0 = minv(tau - h)
+    Jc = lt.Jc
+    if Jc.shape[0]:
+        MJ = minv(Jc.T)
+        A = Jc @ MJ
+        rhs = -(Jc @ a0 + lt.bc)
+        if rank == Jc.shape[0]:
+            lam = np.linalg.solve(A, rhs)
+        else:
+            lam = np.linalg.lstsq(A, rhs, rcond=RANK_TOL)[0]
+        qdd = a0 + MJ @ lam
+    else:
+        lam = np.zeros(0)
+        qdd = a0
+    wr = np.array([N @ lam[rs] for N, rs in zip(lt.basis, lt.rows)]).reshape(len(model.loops), 6)
+    res = float(np.max(np.abs(Jc @ qdd + lt.bc))) if Jc.shape[0] else 0.0
+    return dict(qdd=qdd, tau_constraint=Jc.T @ lam, wrench=wr, lam=lam, rank=rank, residual=res, terms=lt)
+
+
+def _stack(results):
+    out = {}
+    for k in results[0]:
+        vals = [r[k] for r in results]
+        out[k] = vals if k in ("terms", "lam") else np.array(vals)
+    return out
+
+
+def _require_loops(model, what):
+    if not getattr(model, "has_loops", False):
+        raise ModelError(f"{what}: the model has no loop closures (ModelBuilder.add_loop); use ej.aba")
+
+
+def _states(model, q, qd, x, nx, names):
+    q = np.asarray(q, dtype=float)
+    qd = np.asarray(qd, dtype=float)
+    x = np.zeros(nx) if x is None else np.asarray(x, dtype=float)
+    single = q.ndim == 1
+    Q, V = np.atleast_2d(q), np.atleast_2d(qd)
+    X = np.broadcast_to(x, (Q.shape[0], nx)) if x.ndim == 1 else x
+    for a, n, name in ((Q, model.nq, names[0]), (V, model.nv, names[1]), (X, nx, names[2])):
+        if a.ndim != 2 or a.shape != (Q.shape[0], n):
+            raise ValueError(f"{name}: expected shape ({n},) or ({Q.shape[0]}, {n}), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: NaN or inf entries")
+    return single, Q, V, X
+
+
+def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
+    """Forward dynamics of a model with loop closures: the accelerations qdd that satisfy the
+    acceleration-level loop constraints exactly, ``Jc qdd + bc = 0``, and the constraint forces,
+    from ``M qdd + h = tau + Jc^T lam`` (see the module's docstring).  ``q`` (nq,) / ``qd`` (nv,)
+    / ``tau`` (nv,) or a batch (B, ...); returns ``ConstrainedDynamics``.  ``redundant``:
+    "raise" (a rank-deficient Jc raises ``ConstraintError`` naming the loops and directions) or
+    "lstsq" (minimum-norm multipliers)."""
+    _require_loops(model, "constrained_dynamics")
+    _check_redundant(redundant)
+    single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
+    ts = np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],))
+    res = [_solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant) for b in range(Q.shape[0])]
+    return ConstrainedDynamics(**(res[0] if single else _stack(res)))
+
+
+def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0.0, redundant="raise"):
+    """Inverse dynamics of a loop model: given a state on the constraints and the accelerations of
+    the independent velocity variables ``independent`` (indices or velocity names), the
+    accelerations of all variables (from ``Jc qdd + bc = 0``) and the joint forces ``tau`` (nv,
+    nonzero only at the independent variables) with the constraint forces that produce them:
+    ``M qdd + h = tau + Jc^T lam``.  Returns ``ConstrainedDynamics`` with ``tau`` added."""
+    _require_loops(model, "constrained_inverse_dynamics")
+    _check_redundant(redundant)
+    names = list(model.velocity_names)
+    idx = []
+    for x in np.atleast_1d(independent).tolist():
+        if isinstance(x, str):
+            if x not in names:
+                raise ValueError(f"independent: no velocity variable named {x!r}")
+            x = names.index(x)
+        if not 0 <= int(x) < model.nv:
+            raise ValueError(f"independent: index {x} out of range (nv = {model.nv})")
+        idx.append(int(x))
+    I = np.array(idx, dtype=int)
+    Dp = np.array([k for k in range(model.nv) if k not in set(idx)], dtype=int)
+    single, Q, V, A = _states(model, q, qd, qdd_independent, len(I), ("q", "qd", "qdd_independent"))
+    ts = np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],))
+    out = []
+    for b in range(Q.shape[0]):
+        lt = loop_terms(model, Q[b], V[b], float(ts[b]))
+        rank = _rank_check(model, lt, redundant)
+        Jc = lt.Jc
+        qdd = np.zeros(model.nv)
+        qdd[I] = A[b]
+        rhs = -(lt.bc + Jc[:, I] @ A[b])
+        sol, _, rk, _ = np.linalg.lstsq(Jc[:, Dp], rhs, rcond=RANK_TOL)
+        if rk < len(Dp):
+            raise ConstraintError(f"constrained_inverse_dynamics: the independent variables {idx} do not determine "
+                                  f"the others (the constraint Jacobian's dependent columns have rank {rk} of "
+                                  f"{len(Dp)}); choose other independent variables")
+        qdd[Dp] = sol
+        M = mass_matrix(model, Q[b], t=float(ts[b]))
+        h = nonlinear_effects(model, Q[b], V[b], t=float(ts[b]))
+        # [S_I^T, Jc^T] [tau_I; lam] = M qdd + h
+        S = np.zeros((model.nv, len(I)))
+        S[I, np.arange(len(I))] = 1.0
+        K = np.hstack([S, Jc.T])
+        x = np.linalg.lstsq(K, M @ qdd + h, rcond=RANK_TOL)[0]
+        tau = S @ x[:len(I)]
+        lam = x[len(I):]
+        wr = np.array([N @ lam[rs] for N, rs in zip(lt.basis, lt.rows)]).reshape(len(model.loops), 6)
+        res = float(np.max(np.abs(Jc @ qdd + lt.bc))) if Jc.shape[0] else 0.0
+        out.append(dict(qdd=qdd, tau=tau, tau_constraint=Jc.T @ lam, wrench=wr, lam=lam, rank=rank,
+                        residual=res, terms=lt))
+    return ConstrainedDynamics(**(out[0] if single else _stack(out)))

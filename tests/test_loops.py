@@ -1,0 +1,356 @@
+"""Loop closures: assembly, constrained dynamics and simulation against closed forms, a hand
+reduction to one coordinate, Pinocchio's constrained dynamics and the identities."""
+import math
+
+import numpy as np
+import pytest
+
+import ejce_nb as ej
+
+J = ej.joints
+Z = (0.0, 0.0, 1.0)
+# a crank-rocker (Grashof: the crank is the shortest link, s + l <= p + q)
+A_, B_, C_, D_ = 1.0, 3.0, 2.5, 3.2
+
+
+def rod(m, L):
+    return dict(mass=m, com=(L / 2, 0.0, 0.0), inertia=np.diag([1e-3 * m, m * L * L / 12, m * L * L / 12]))
+
+
+def fourbar(closure=None, coupler=None, gravity=(0.0, -9.81, 0.0)):
+    """Crank (at the origin), coupler (on the crank) and rocker (at (D, 0, 0)), revolute about z
+    (the coupler's joint ``coupler`` if given); the coupler's end closes on the rocker's end."""
+    b = ej.ModelBuilder(gravity=gravity)
+    b.add_body("crank", joint=J.Revolute(Z), **rod(1.0, A_))
+    b.add_body("coupler", parent="crank", joint=coupler or J.Revolute(Z),
+               placement=ej.Transform(translation=(A_, 0, 0)), **rod(2.0, B_))
+    b.add_body("rocker", joint=J.Revolute(Z), placement=ej.Transform(translation=(D_, 0, 0)), **rod(1.5, C_))
+    b.add_loop("pin", "coupler", "rocker", joint=closure or J.Revolute(Z),
+               placement_a=ej.Transform(translation=(B_, 0, 0)), placement_b=ej.Transform(translation=(C_, 0, 0)))
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def planar():
+    return fourbar()
+
+
+def freudenstein_theta4(th2):
+    """Both closed-form rocker angles of the four-bar at crank angle th2 (Freudenstein)."""
+    K1, K2, K3 = D_ / A_, D_ / C_, (A_ ** 2 - B_ ** 2 + C_ ** 2 + D_ ** 2) / (2 * A_ * C_)
+    Aa = math.cos(th2) - K1 - K2 * math.cos(th2) + K3
+    Bb = -2.0 * math.sin(th2)
+    Cc = K1 - (K2 + 1.0) * math.cos(th2) + K3
+    disc = math.sqrt(Bb * Bb - 4 * Aa * Cc)
+    return [2.0 * math.atan((-Bb + s * disc) / (2 * Aa)) for s in (1.0, -1.0)]
+
+
+def wrap(x):
+    return (x + np.pi) % (2 * np.pi) - np.pi
+
+
+def test_builder_json_summary(planar):
+    L = planar.loops[0]
+    assert planar.has_loops and planar.nc == 5 and L.nc == 5 and L.body_a == 2 and L.body_b == 3
+    assert "loop pin: coupler -> rocker closed by Revolute" in planar.summary()
+    again = ej.Model.from_json(planar.to_json())
+    assert again.to_dict() == planar.to_dict() and again.loops[0].nc == 5
+    d = planar.to_dict()
+    d["loops"][0]["body_b"] = "nowhere"
+    with pytest.raises(ej.ModelError, match=r"loops\[0\].*nowhere"):
+        ej.Model.from_dict(d)
+    b = ej.ModelBuilder()
+    b.add_body("a", joint=J.Revolute(Z), mass=1.0, inertia=np.eye(3))
+    with pytest.raises(ej.ModelError, match="removes no relative freedom"):
+        b.add_loop("x", "a", "world", joint=J.Free())
+    with pytest.raises(ej.ModelError, match="same body"):
+        b.add_loop("y", "a", "a")
+
+
+def test_fourbar_output_angle_is_freudenstein_over_a_full_turn(planar):
+    q = np.array([0.0, 1.0, 1.5])
+    for th2 in np.linspace(0.0, 2 * np.pi, 25):
+        q[0] = th2
+        q = ej.assemble(planar, q, fixed=[0])
+        assert q[0] == th2
+        ref = freudenstein_theta4(th2)
+        assert min(abs(wrap(q[2] - r)) for r in ref) < 1e-10
+    # two unit cranks 5 apart cannot meet: no closure near any guess
+    bad = ej.ModelBuilder(gravity=(0, 0, 0))
+    bad.add_body("a", joint=J.Revolute(Z), **rod(1.0, 1.0))
+    bad.add_body("c", joint=J.Revolute(Z), placement=ej.Transform(translation=(5.0, 0, 0)), **rod(1.0, 1.0))
+    bad.add_loop("l", "a", "c", joint=J.Spherical(), placement_a=ej.Transform(translation=(1.0, 0, 0)),
+                 placement_b=ej.Transform(translation=(1.0, 0, 0)))
+    with pytest.raises(ej.ConstraintError, match=r"no closure of the loops found near q.*'l'"):
+        ej.assemble(bad.build(), np.array([0.1, 3.0]))
+
+
+def _reduced_reference(model, th, thd, tau2):
+    """theta'' of the four-bar reduced by hand to the crank angle: Lagrange's equation
+    m(th) th'' + 1/2 m'(th) th'^2 + V'(th) = tau, m = g^T M g with g = dq/dth from finite
+    differences of assembled configurations (no constraint Jacobian)."""
+    h = 1e-3
+    guess = np.array([th, 1.0, 1.5])
+
+    def q_at(x):
+        g = guess.copy()
+        g[0] = x
+        return ej.assemble(model, ej.assemble(model, g, fixed=[0]), fixed=[0], tol=1e-14)
+
+    def d1(f, x):
+        return (f(x - 2 * h) - 8 * f(x - h) + 8 * f(x + h) - f(x + 2 * h)) / (12 * h)
+
+    def g_at(x):
+        return d1(q_at, x)
+
+    def m_at(x):
+        g = g_at(x)
+        return g @ ej.mass_matrix(model, q_at(x)) @ g
+
+    V = lambda x: ej.potential_energy(model, q_at(x))
+    q, g = q_at(th), g_at(th)
+    qdd_th = (tau2 - 0.5 * d1(m_at, th) * thd ** 2 - d1(V, th)) / m_at(th)
+    return q, g, qdd_th
+
+
+def test_fourbar_dynamics_equals_the_hand_reduced_one_coordinate_mechanism(planar):
+    for th, thd, tau2 in ((0.4, 0.0, 0.0), (2.0, 1.7, 3.0)):
+        q, g, ref = _reduced_reference(planar, th, thd, tau2)
+        qd = g * thd
+        # a revolute closure of a planar mechanism repeats three of its constraints: reported
+        with pytest.raises(ej.ConstraintError, match=r"rank 2 of 5.*loop 'pin'.*rotation about x"):
+            ej.constrained_dynamics(planar, q, qd)
+        r = ej.constrained_dynamics(planar, q, qd, np.array([tau2, 0.0, 0.0]), redundant="lstsq")
+        assert r.rank == 2 and r.residual < 1e-10
+        assert abs(r.qdd[0] - ref) < 1e-6 * max(1.0, abs(ref))
+        # the constraint wrench is planar and M qdd + h = tau + Jc^T lam
+        assert np.all(np.abs(r.wrench[0, [0, 1, 5]]) < 1e-8)
+        lhs = ej.mass_matrix(planar, q) @ r.qdd + ej.nonlinear_effects(planar, q, qd)
+        assert np.allclose(lhs, np.array([tau2, 0, 0]) + r.tau_constraint, atol=1e-10)
+        # inverse dynamics for the prescribed crank acceleration gives the torque back
+        inv = ej.constrained_inverse_dynamics(planar, q, qd, [r.qdd[0]], independent=[0], redundant="lstsq")
+        assert np.allclose(inv.qdd, r.qdd, atol=1e-9) and abs(inv.tau[0] - tau2) < 1e-8
+        assert np.all(inv.tau[1:] == 0.0)
+
+
+def planar_pin_pose(q, t, p):
+    """A pin in a plane seen in space: rotation about z, x, y and a slide along z (nv 4)."""
+    jm = ej.jmath
+    return jm.matmul(jm.matmul(jm.rot_z(q[0]), jm.rot_x(q[1])), jm.rot_y(q[2])), (0.0, 0.0, q[3])
+
+
+def test_a_custom_closure_removes_six_minus_nv_and_needs_no_least_squares(planar):
+    pin_in_plane = J.Custom(planar_pin_pose, 4, name="planar_pin", q_range=(-1.0, 1.0))
+    m = fourbar(closure=pin_in_plane)
+    assert m.loops[0].nc == 2 and m.nc == 2
+    q = ej.assemble(m, np.array([0.9, 1.0, 1.5]), fixed=[0])
+    assert np.allclose(q, ej.assemble(planar, np.array([0.9, 1.0, 1.5]), fixed=[0]), atol=1e-10)
+    qd = ej.project_velocity(m, q, np.array([1.5, 0.0, 0.0]))
+    r = ej.constrained_dynamics(m, q, qd, np.array([0.5, 0.0, 0.0]))     # full rank: no redundant='lstsq'
+    ref = ej.constrained_dynamics(planar, q, qd, np.array([0.5, 0.0, 0.0]), redundant="lstsq")
+    assert r.rank == 2 and np.allclose(r.qdd, ref.qdd, atol=1e-9)
+    assert np.allclose(r.wrench, ref.wrench, atol=1e-8)
+
+
+def test_slider_crank_against_its_closed_form():
+    r_, l_ = 0.5, 1.6
+    b = ej.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("crank", joint=J.Revolute(Z), **rod(1.0, r_))
+    b.add_body("rod", parent="crank", joint=J.Revolute(Z), placement=ej.Transform(translation=(r_, 0, 0)),
+               **rod(1.0, l_))
+    b.add_body("slider", joint=J.Prismatic((1.0, 0.0, 0.0)), mass=2.0, inertia=0.1 * np.eye(3))
+    b.add_loop("wrist", "rod", "slider", joint=J.Revolute(Z), placement_a=ej.Transform(translation=(l_, 0, 0)))
+    m = b.build()
+    q = np.array([0.0, 0.0, r_ + l_])
+    thd = 2.3
+    for th in np.linspace(0.0, 2 * np.pi, 9)[1:]:
+        q[0] = th
+        q = ej.assemble(m, q, fixed=["crank_joint"])
+        s, c = math.sin(th), math.cos(th)
+        root = math.sqrt(l_ ** 2 - (r_ * s) ** 2)
+        assert abs(q[2] - (r_ * c + root)) < 1e-10
+        # velocities on the constraint for the crank rate, then the slider's acceleration
+        lt = ej.loop_terms(m, q, np.zeros(3))
+        vdep = np.linalg.lstsq(lt.Jc[:, 1:], -lt.Jc[:, 0] * thd, rcond=None)[0]
+        qd = np.concatenate([[thd], vdep])
+        x1 = -r_ * s - r_ * r_ * s * c / root
+        x2 = -r_ * c - r_ * r_ * (c * c - s * s) / root - r_ ** 4 * s * s * c * c / root ** 3
+        assert abs(qd[2] - x1 * thd) < 1e-10
+        inv = ej.constrained_inverse_dynamics(m, q, qd, [0.0], independent=["crank_joint"], redundant="lstsq")
+        assert abs(inv.qdd[2] - x2 * thd ** 2) < 1e-9
+        # power balance: the crank torque's power is the rate of the energy
+        Mq = ej.mass_matrix(m, q)
+        dT = qd @ Mq @ inv.qdd + 0.5 * qd @ (
+            (ej.mass_matrix(m, q + 1e-6 * qd) - ej.mass_matrix(m, q - 1e-6 * qd)) / 2e-6) @ qd
+        dV = -np.dot(ej.nonlinear_effects(m, q, np.zeros(3)), qd)
+        assert abs(inv.tau[0] * thd - (dT - dV)) < 1e-6
+
+
+def delta(fr=0.6, er=0.15, rf=0.5, re=1.1):
+    b = ej.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_body("platform", joint=J.Translation(), mass=0.5, inertia=0.01 * np.eye(3))
+    for k in range(3):
+        phi = 2 * np.pi * k / 3
+        Rz = np.array([[math.cos(phi), -math.sin(phi), 0], [math.sin(phi), math.cos(phi), 0], [0, 0, 1]])
+        b.add_body(f"arm{k}", joint=J.Revolute((0.0, 1.0, 0.0)),
+                   placement=ej.Transform(rotation=Rz, translation=Rz @ np.array([fr, 0.0, 0.0])), **rod(0.3, rf))
+        b.add_body(f"forearm{k}", parent=f"arm{k}", joint=J.Spherical(),
+                   placement=ej.Transform(translation=(rf, 0.0, 0.0)), **rod(0.2, re))
+        b.add_loop(f"wrist{k}", f"forearm{k}", "platform", joint=J.Spherical(),
+                   placement_a=ej.Transform(translation=(re, 0.0, 0.0)),
+                   placement_b=ej.Transform(translation=Rz @ np.array([er, 0.0, 0.0])))
+    return b.build(), (fr, er, rf, re)
+
+
+def delta_ik(P, fr, er, rf, re):
+    """The Delta robot's analytic inverse kinematics: both angles of each arm (about its local
+    y axis, elbow at F + rf (cos th u - sin th z)) that reach the platform at P."""
+    out = []
+    for k in range(3):
+        phi = 2 * np.pi * k / 3
+        u = np.array([math.cos(phi), math.sin(phi), 0.0])
+        a = fr * u - (P + er * u)
+        A = 2 * rf * (a @ u)
+        B = -2 * rf * a[2]
+        C = re * re - a @ a - rf * rf
+        base, spread = math.atan2(B, A), math.acos(C / math.hypot(A, B))
+        out.append((wrap(base + spread), wrap(base - spread)))
+    return out
+
+
+def test_delta_robot_assembly_equals_its_inverse_kinematics():
+    m, dims = delta()
+    arms = [m.q_slice(m.joint_index(f"arm{k}_joint")).start for k in range(3)]
+    for P in (np.array([0.0, 0.0, -0.9]), np.array([0.12, -0.08, -1.0])):
+        # a rough guess: the arms level, the forearms pointing down at the platform
+        q = m.neutral()
+        q[m.q_slice(1)] = P
+        for k in range(3):
+            s = m.q_slice(m.joint_index(f"forearm{k}_joint"))
+            q[s] = [math.cos(-0.6), 0.0, math.sin(-0.6), 0.0]       # about y: the rod end goes down
+        q = ej.assemble(m, q, fixed=[0, 1, 2])
+        assert np.array_equal(q[:3], P)
+        ref = delta_ik(P, *dims)
+        for k in range(3):
+            assert min(abs(wrap(q[arms[k]] - r)) for r in ref[k]) < 1e-9
+        lt = ej.loop_terms(m, q, np.zeros(m.nv))
+        assert lt.Jc.shape == (9, m.nv) and lt.position_residual < 1e-12
+        assert np.linalg.matrix_rank(lt.Jc) == 9
+
+
+def test_energy_is_conserved_and_the_constraints_hold_over_ten_seconds(planar):
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    lt = ej.loop_terms(planar, q0, np.zeros(3))
+    qd0 = np.concatenate([[2.0], np.linalg.lstsq(lt.Jc[:, 1:], -lt.Jc[:, 0] * 2.0, rcond=None)[0]])
+    tr = ej.simulate(planar, q0, qd0, 10.0, 1e-3, method="rk4", redundant="lstsq", record_every=50)
+    assert len(tr.t) == 201 and tr.t[-1] == 10.0
+    E = tr.energy
+    assert np.max(np.abs(E - E[0])) / np.max(np.abs(tr.kinetic)) <= 1e-7
+    assert tr.position_residual.max() <= 1e-10 and tr.velocity_residual.max() <= 1e-10
+
+
+@pytest.mark.parametrize("method", ["euler", "rk2", "symplectic", "dopri5"])
+def test_every_method_stays_on_the_constraints(planar, method):
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    tr = ej.simulate(planar, q0, np.zeros(3), 0.2, 0.02, method=method, redundant="lstsq")
+    assert tr.position_residual.max() <= 1e-10 and tr.velocity_residual.max() <= 1e-10
+    assert tr.info["method"] == method and np.all(np.isfinite(tr.q))
+
+
+def test_batch_equals_loop_bitwise(planar):
+    qa = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    qb = ej.assemble(planar, np.array([1.3, 0.5, 1.9]), fixed=[0])
+    Q = np.stack([qa, qb])
+    V = np.array([[0.5, 0.0, 0.0], [-1.0, 0.2, 0.1]])
+    T = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+    rb = ej.constrained_dynamics(planar, Q, V, T, redundant="lstsq")
+    for k in range(2):
+        r1 = ej.constrained_dynamics(planar, Q[k], V[k], T[k], redundant="lstsq")
+        assert np.array_equal(rb.qdd[k], r1.qdd) and np.array_equal(rb.wrench[k], r1.wrench)
+    tb = ej.simulate(planar, Q, np.zeros((2, 3)), 0.05, 0.01, redundant="lstsq")
+    for k in range(2):
+        t1 = ej.simulate(planar, Q[k], np.zeros(3), 0.05, 0.01, redundant="lstsq")
+        assert np.array_equal(tb.q[:, k], t1.q) and np.array_equal(tb.qd[:, k], t1.qd)
+
+
+def test_against_pinocchio_constraint_dynamics_with_a_spherical_closure():
+    pin = pytest.importorskip("pinocchio")
+    from pin_oracle import PinModel
+    # a spatial four-bar: the coupler on a universal joint, closed by a ball joint (3 constraints)
+    m = fourbar(closure=J.Spherical(), coupler=J.Universal(Z, (0.0, 1.0, 0.0)), gravity=(0.0, -9.81, -2.0))
+    q = ej.assemble(m, np.array([0.7, 1.0, 0.05, 1.6]), fixed=[0])
+    lt = ej.loop_terms(m, q, np.zeros(4))
+    qd = np.concatenate([[1.3], np.linalg.lstsq(lt.Jc[:, 1:], -lt.Jc[:, 0] * 1.3, rcond=None)[0]])
+    tau = np.array([0.4, -0.2, 0.1, 0.3])
+    r = ej.constrained_dynamics(m, q, qd, tau)
+    assert r.rank == 3
+    pm = PinModel(m)
+    L = m.loops[0]
+    Pa = pm.X_jb[L.body_a] * pin.SE3(L.placement_a.rotation, L.placement_a.translation)
+    Pb = pm.X_jb[L.body_b] * pin.SE3(L.placement_b.rotation, L.placement_b.translation)
+    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm.pmodel, int(pm.pin_joint[L.body_a]), Pa,
+                                  int(pm.pin_joint[L.body_b]), Pb, pin.ReferenceFrame.LOCAL)
+    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    cms.append(cm)
+    cds.append(cm.createData())
+    pin.initConstraintDynamics(pm.pmodel, pm.data, cms, cds)
+    prox = pin.ProximalSettings(1e-14, 1e-12, 50)
+    a_pin = pin.constraintDynamics(pm.pmodel, pm.data, pm.q(q), pm.v(q, qd), pm.tau_to_pin(q, tau), cms, cds, prox)
+    assert np.max(np.abs(pm.qdd_from_pin(q, qd, a_pin) - r.qdd)) <= 1e-8
+
+
+def test_mjcf_connect_and_weld_become_exact_closures():
+    pytest.importorskip("mujoco")
+    xml = """<mujoco><option gravity="0 -9.81 0"/><worldbody>
+      <body name="crank"><joint name="j1" type="hinge" axis="0 0 1"/>
+        <geom type="capsule" fromto="0 0 0 1 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+        <body name="coupler" pos="1 0 0" euler="0 0 60"><joint name="j2" type="hinge" axis="0 0 1"/>
+          <geom type="capsule" fromto="0 0 0 3 0 0" size="0.02" mass="2" contype="0" conaffinity="0"/></body></body>
+      <body name="rocker" pos="3.2 0 0" euler="0 0 90"><joint name="j3" type="hinge" axis="0 0 1"/>
+        <geom type="capsule" fromto="0 0 0 2.5 0 0" size="0.02" mass="1.5" contype="0" conaffinity="0"/></body>
+      <body name="tip" pos="5 5 0"><joint name="j4" type="slide" axis="1 0 0"/>
+        <geom type="sphere" size="0.1" mass="0.1" contype="0" conaffinity="0"/></body>
+    </worldbody><equality><connect name="pin" body1="coupler" body2="rocker" anchor="3 0 0"/>
+      <weld name="glue" body1="tip"/></equality></mujoco>"""
+    m = ej.load_mjcf(xml)
+    assert [(L.name, L.nc) for L in m.loops] == [("pin", 3), ("glue", 6)]
+    assert "loop pin: coupler -> rocker" in m.summary() and not any("connect" in n for n in m.notes)
+    # MuJoCo compiles the second anchor and the weld's pose at qpos0: the closures hold there
+    lt = ej.loop_terms(m, m.neutral(), np.zeros(m.nv))
+    assert lt.Jc.shape == (9, m.nv) and lt.position_residual < 1e-12
+    r = ej.constrained_dynamics(m, m.neutral(), np.zeros(m.nv), redundant="lstsq")
+    assert r.residual < 1e-10 and abs(r.qdd[3]) < 1e-12 and abs(r.qdd[0]) > 1e-3
+
+
+def test_opensim_point_and_weld_constraints_become_closures():
+    from test_opensim import document, joint
+    G, B = "/ground", "/bodyset/"
+    cons = ("<PointConstraint name=\"pc\"><isEnforced>true</isEnforced><socket_body_1>/bodyset/a</socket_body_1>"
+            "<socket_body_2>/bodyset/b</socket_body_2><location_body_1>0.3 0.1 0</location_body_1>"
+            "<location_body_2>-0.2 0.05 0.1</location_body_2></PointConstraint>"
+            "<WeldConstraint name=\"wc\"><isEnforced>true</isEnforced><socket_frame1>/bodyset/b</socket_frame1>"
+            "<socket_frame2>/ground</socket_frame2></WeldConstraint>")
+    text = document([joint("PinJoint", "pa", G, B + "a", [("qa", 0.2, False)]),
+                     joint("PinJoint", "pb", G, B + "b", [("qb", -0.3, False)], pt="0.5 0 0")], ["a", "b"], cons)
+    m = ej.load_opensim(text)
+    assert [(L.name, L.nc, m.body_names[L.body_a], m.body_names[L.body_b]) for L in m.loops] == \
+        [("pc", 3, "a", "b"), ("wc", 6, "b", "world")]
+    assert not any("PointConstraint" in n or "WeldConstraint" in n for n in m.notes)
+    osim = pytest.importorskip("opensim")
+    import tempfile, os
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.osim")
+        with open(path, "w") as f:
+            f.write(text)
+        om = osim.Model(path)
+        st = om.initSystem()
+        q = m.neutral()
+        for k, name in enumerate(m.coordinate_names):
+            om.getCoordinateSet().get(name).setValue(st, float(q[k]), False)
+        om.realizePosition(st)
+        pa = om.getBodySet().get("a").findStationLocationInGround(st, osim.Vec3(0.3, 0.1, 0.0))
+        pb = om.getBodySet().get("b").findStationLocationInGround(st, osim.Vec3(-0.2, 0.05, 0.1))
+        gap = np.array([pb.get(i) - pa.get(i) for i in range(3)])
+    kin = ej.forward_kinematics(m, q)
+    ours = (kin.p[2] + kin.R[2] @ [-0.2, 0.05, 0.1]) - (kin.p[1] + kin.R[1] @ [0.3, 0.1, 0.0])
+    assert np.allclose(ours, gap, atol=1e-12)
