@@ -16,6 +16,7 @@ from .algorithms.rnea import rnea, nonlinear_effects
 from .algorithms.crba import mass_matrix, forward_dynamics_crba
 from .algorithms.aba import aba
 from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
+from .algorithms.linearize import linearize, LinearSystem
 from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
 from .sim.simulate import simulate, Trajectory, SimulationError, SimulationStatus
