@@ -11,6 +11,7 @@ from .core import jmath
 from .model.model import Model
 from .model.data import Data
 from .model.builder import ModelBuilder
+from .io import json as _json  # noqa: F401  (the JSON form: Model.to_json, Model.from_json)
 from .algorithms.kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
 from .algorithms.rnea import rnea, nonlinear_effects
 from .algorithms.crba import mass_matrix, forward_dynamics_crba

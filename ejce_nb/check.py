@@ -105,12 +105,12 @@ def _move(spec, model, q, u, s):
     plain = np.ones(model.nq, dtype=bool)
     for j, sl in quat.items():
         plain[sl] = False
-        w = u[model.v_start[j] + model.nv_joint[j] - 3: model.v_start[j] + model.nv_joint[j]]
+        w = u[model.jnt_dofadr[j] + model.jnt_nv[j] - 3: model.jnt_dofadr[j] + model.jnt_nv[j]]
         out[sl] = _quat_mul(q[sl], _exp_half(s * w))
     if quat:
         vplain = np.ones(model.nv, dtype=bool)
         for j in quat:
-            e = model.v_start[j] + model.nv_joint[j]
+            e = model.jnt_dofadr[j] + model.jnt_nv[j]
             vplain[e - 3:e] = False
         out[plain] = q[plain] + s * u[vplain]
     else:

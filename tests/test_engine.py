@@ -58,12 +58,9 @@ def test_model_tables_are_views_of_the_packed_buffers(model):
     assert model.parent is model.body_parent and model.jtype is model.jnt_type
     assert model.q_start is model.jnt_qadr and model.v_start is model.jnt_dofadr
     assert model.nq_joint is model.jnt_nq and model.nv_joint is model.jnt_nv
-    for name, *_ in layout.INT_TABLES:
-        a = getattr(model, name)
-        assert np.shares_memory(a, model._mi) and not a.flags.writeable, name
-    for name, *_ in layout.FLOAT_TABLES:
-        a = getattr(model, name)
-        assert np.shares_memory(a, model._mf) and not a.flags.writeable, name
+    for t in layout.MODEL:
+        a = getattr(model, t.name)
+        assert np.shares_memory(a, model._mi if t.dtype == "i8" else model._mf) and not a.flags.writeable, t.name
     # the derived tables: P_i in the parent's C frame, inertia about the origin of C
     for i in range(1, model.nbodies + 1):
         l = model.parent[i]
@@ -117,6 +114,58 @@ def test_data_gives_the_same_results_bitwise_and_shares_stages(model):
     np.testing.assert_array_equal(ej.nonlinear_effects(model, q, qd, data=d3), ref["h"])
     np.testing.assert_array_equal(layout.table(d3._w, model._mi, "S", (model.nv, 6)), rec)
     assert d3._w[layout.REC_VEL] == 1.0
+
+
+def _world_kinematics_from_views(d, g):
+    """forward_kinematics' world quantities, from a Data's views alone (C frames -> body origin)."""
+    RC, bo = d.frame_rotation, d.model.body_bo
+    w, vC = d.body_twist[..., :3], d.body_twist[..., 3:]
+    dw, aC = d.body_acceleration[..., :3], d.body_acceleration[..., 3:]
+    rot = lambda x: np.einsum("...ij,...j->...i", RC, x)       # noqa: E731
+    vo = vC + np.cross(w, bo)
+    return {"omega": rot(w), "v": rot(vo), "alpha": rot(dw),
+            "a": rot(aC + np.cross(dw, bo) + np.cross(w, vo)) + g}
+
+
+def test_data_views_are_what_the_public_functions_computed(model):
+    q, qd, qdd = (x[0] for x in _states(model, 1, 3))
+    d = ej.Data(model)
+    assert d.computed == () and d.q is None and d.t is None
+    with pytest.raises(ValueError, match="body_twist.*no velocities"):
+        d.body_twist
+    kin = ej.forward_kinematics(model, q, qd, qdd, data=d)
+    assert set(d.computed) == {"position", "velocity", "acceleration", "world"}
+    np.testing.assert_array_equal(d.q, q)
+    np.testing.assert_array_equal(d.qd, qd)
+    np.testing.assert_array_equal(d.qdd, qdd)
+    assert d.t == 0.0
+    np.testing.assert_allclose(d.body_rotation, kin.R, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(d.body_position, kin.p, rtol=0, atol=1e-13)
+    for k, x in _world_kinematics_from_views(d, model.gravity).items():
+        np.testing.assert_allclose(x[1:], getattr(kin, k)[1:], rtol=0, atol=1e-11, err_msg=k)
+    # the joints: their poses, subspaces and twists are joint_terms' in C axes
+    jt = ej.joint_terms(model, q, qd, frame="outboard")
+    np.testing.assert_allclose(d.joint_rotation, jt.R, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(d.joint_translation, jt.r, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(d.S, jt.J.T, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(d.joint_twist[1:], jt.twist[1:], rtol=0, atol=1e-13)
+    # X_i from the parent's C frame to C_i: RC_i = RC_p E_i^T, oC_i = oC_p + RC_p d_i
+    RC, oC, E, dd = d.frame_rotation, d.frame_origin, d.X_rotation, d.X_translation
+    for i in range(1, model.nbodies + 1):
+        p = model.body_parent[i]
+        np.testing.assert_allclose(RC[i], RC[p] @ E[i].T, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(oC[i], oC[p] + RC[p] @ dd[i], rtol=0, atol=1e-13)
+    with pytest.raises(ValueError):
+        d.S[0, 0] = 1.0
+    # a batch Data: the same views with a leading batch axis, state by state
+    Q, QD, QDD = _states(model, 3, 4)
+    db = ej.Data(model, batch=3)
+    kb = ej.forward_kinematics(model, Q, QD, QDD, data=db)
+    assert db.body_twist.shape == (3, model.nbodies + 1, 6) and db.S.shape == (3, model.nv, 6)
+    np.testing.assert_array_equal(db.q, Q)
+    np.testing.assert_allclose(db.body_position, kb.p, rtol=0, atol=1e-13)
+    for k, x in _world_kinematics_from_views(db, model.gravity).items():
+        np.testing.assert_allclose(x[:, 1:], getattr(kb, k)[:, 1:], rtol=0, atol=1e-11, err_msg=k)
 
 
 def test_a_changed_state_is_never_served_from_the_record(model):

@@ -142,7 +142,7 @@ def test_any_edit_of_the_package_moves_its_cache(tmp_path):
     pkg = tmp_path / "ejce_nb"
     shutil.copytree(_jit._PKG, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     here = _jit._source_hash()
-    for rel in ("spatial.py", "joints/pose.py"):
+    for rel in ("core/spatial.py", "core/joints/pose.py"):
         old = (pkg / rel).read_text()
         (pkg / rel).write_text(old.replace("def ", "def  ", 1))
         _jit_pkg, _jit._PKG = _jit._PKG, str(pkg)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ejce_nb as ej
+from ejce_nb.model.model import ALIASES, ARRAYS
 from ejce_nb.joints import Composite, Rot, Trans
 from ejce_nb.joints.fn import Linear, Poly, Spline, Sum, TimePoly
 
@@ -270,10 +271,15 @@ def test_model_is_immutable(model):
         model.parent = np.array([-1, 0, 0, 0])
     with pytest.raises(AttributeError):
         model.new_attribute = 1
-    arrays = [n for n in ej.model.ARRAYS if isinstance(getattr(model, n, None), np.ndarray)]
-    assert {"parent", "jtype", "q_start", "v_start", "joint_params", "joint_P_rot", "body_mass",
+    arrays = [n for n in ARRAYS if isinstance(getattr(model, n, None), np.ndarray)]
+    assert {"body_parent", "jnt_type", "jnt_qadr", "jnt_dofadr", "jnt_params", "joint_P_rot", "body_mass",
             "body_inertia", "gravity"} <= set(arrays)
-    for name in arrays:
+    # the names of API.md are the same arrays
+    assert {"parent", "jtype", "q_start", "nq_joint", "v_start", "nv_joint", "joint_param_adr",
+            "joint_params"} == set(ALIASES)
+    for short, name in ALIASES.items():
+        assert getattr(model, short) is getattr(model, name), short
+    for name in arrays + list(ALIASES):
         arr = getattr(model, name)
         assert not arr.flags.writeable, name
         if arr.size:

@@ -272,7 +272,7 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
         col[0] = _chol_solve(np.array(M[0]), rhs[0], out[0], 1e-13)
     else:
         _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
-    vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
+    vjoint = np.repeat(np.arange(model.nbodies + 1), model.jnt_nv)
     for b in np.nonzero((col >= 0) & ((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR)))[0]:
         status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])
     out[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan

@@ -19,10 +19,6 @@ def n_chunks(B):
     return max(1, min(B, 4 * numba.get_num_threads()))
 
 
-def max_chunks(B):
-    return max(1, min(B, 4 * numba.config.NUMBA_NUM_THREADS))
-
-
 def new_workspace(km):
     return np.zeros(int(km._mb[layout.H_REC] + km._mb[layout.H_SCR]))
 
@@ -93,7 +89,7 @@ def flagged(errors, result):
 
 def set_generic(km, w, generic):
     """Flag a one-state workspace for the generic joint path (a test of the other paths)."""
-    w[int(km._mb[layout.H_REC] + km._mb[layout.O_flags])] = 1.0 if generic else 0.0
+    w[int(km._mb[layout.H_REC] + km._mb[layout.SLOT["flags"]])] = 1.0 if generic else 0.0
 
 def batch_workspace(km, B, data):
     """(records, scratch, per_state) for a batch of B states: the Data's records (one per state)

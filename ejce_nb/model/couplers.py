@@ -117,7 +117,7 @@ def tables(model, full):
     red_q, red_v = {}, {}
     for j in range(1, model.nbodies + 1):
         s = model.joint_specs[j]
-        fq, fv = int(full.q_start[j]), int(full.v_start[j])
+        fq, fv = int(full.jnt_qadr[j]), int(full.jnt_dofadr[j])
         for k in range(s.nq):
             if (j, k) not in dep:
                 red_q[(j, k)] = len(own_q)
@@ -138,8 +138,8 @@ def tables(model, full):
     params = []
     for i, c in enumerate(model.couplers):
         j, k = c.dependent
-        cq[i] = full.q_start[j] + k
-        cv[i] = full.v_start[j] + k
+        cq[i] = full.jnt_qadr[j] + k
+        cv[i] = full.jnt_dofadr[j] + k
         cnind[i] = len(c.independent)
         for a, jk in enumerate(c.independent):
             cind_q[i, a] = red_q[jk]
@@ -188,31 +188,32 @@ def expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, par
             af[cv[c]] = acc
 
 
+@jit
+def _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                QF, VF, AF, G, QI, VI, b):
+    """``expand_state`` of state b of a batch (V and A may hold one row for every state)."""
+    bv = b if V.shape[0] > 1 else b - b     # (the same integer type as b: prange's index is unsigned)
+    ba = b if A.shape[0] > 1 else b - b
+    expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
+                 V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+
+
 @pjit
 def expand_many(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
                 QF, VF, AF, G, QI, VI):
     """``expand_state`` of every state of a batch, in parallel (QI, VI: (B, MAX_IND) scratch)."""
-    nv1 = V.shape[0] - 1
-    na1 = A.shape[0] - 1
     for b in prange(Q.shape[0]):
-        # (the same integer type as b: prange's index is unsigned)
-        bv = b if nv1 > 0 else b - b
-        ba = b if na1 > 0 else b - b
-        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
-                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                    QF, VF, AF, G, QI, VI, b)
 
 
 @jit
 def expand_loop(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
                 QF, VF, AF, G, QI, VI):
     """``expand_many`` on one thread (a few states: no thread pool to wake)."""
-    nv1 = V.shape[0] - 1
-    na1 = A.shape[0] - 1
     for b in range(Q.shape[0]):
-        bv = b if nv1 > 0 else 0
-        ba = b if na1 > 0 else 0
-        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
-                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
+                    QF, VF, AF, G, QI, VI, b)
 
 
 class Coupling:

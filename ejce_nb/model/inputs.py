@@ -13,6 +13,7 @@ import numpy as np
 
 from .._jit import jit
 from ..core.lanes import LANES, gather
+from .couplers import Coupling
 from ..errors import BAD_SHAPE, NearSingularWarning, SingularJointError, Status
 
 ANY = "any"
@@ -266,7 +267,6 @@ def kernel_model(model):
     couplers (mimic joints among them) runs as its expansion."""
     if not model.has_couplers:
         return model, None
-    from .couplers import Coupling
     return model.expanded(), Coupling(model)
 
 

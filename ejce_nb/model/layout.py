@@ -1,23 +1,33 @@
 """Where the kernels find things: the model's tables and a state's workspace, packed in flat
 buffers, and their named views inside compiled code.
 
+Every table is declared once, in ``MODEL``, ``RECORD`` or ``SCRATCH`` below: its name, shape
+(numbers and the sizes of ``SIZES``), dtype and what it holds.  Everything else is made from
+those declarations: the offsets (``pack_model``), the numpy views of Python (``table``,
+``model_tables``, ``record_tables``, the ``Model`` attributes, ``ej.Data``'s views) and the
+compiled views the kernels use (``model_view(mb)``, ``record_view(mb, w, off)``,
+``scratch_view(mb, w, off)`` and their lane-layout forms ``record_lanes``, ``scratch_lanes``,
+generated from the declarations: ``print(layout.GENERATED)`` shows their source).  Adding a
+table is one line in its declaration; the kernels then read it as ``m.name``, ``r.name`` or
+``s.name``.
+
 A call from Python hands a kernel a handful of flat arrays: the model buffer ``mb`` (its integer
 tables, then its float tables stored bit for bit), a workspace ``w`` and the state.  Passing a few
 flat buffers costs a fraction of a microsecond; passing thirty named arrays, or a tuple of them,
-costs microseconds.  Inside compiled code, ``model_view(mb)``, ``record_view(mb, w, off)`` and
-``scratch_view(mb, w, off)`` rebuild the named tables as views (``m.body_parent``, ``r.vel``,
-``s.IA``), which costs nothing: the algorithms read like their equations and never address a
-buffer by number.
+costs microseconds.  Inside compiled code the views rebuild the named tables (``m.body_parent``,
+``r.vel``, ``s.IA``), which costs nothing: the algorithms read like their equations and never
+address a buffer by number.
 
-``mb`` starts with a header: sizes, then the offset of every table (``O_*`` slots below; float
-tables count from ``mb[H_FOFF]``).  Python computes the offsets once per model (``pack_model``)
-and the same constants tell the compiled views where to look.
+``mb`` starts with a header: the workspace sizes, the sizes of ``SIZES``, then the offset of every
+table (``SLOT``; float tables count from ``mb[H_FOFF]``).  Python computes the offsets once per
+model (``pack_model``) and the generated views read them there.
 
 A workspace has two parts.  The *record* holds what a computation produced for one state, tagged
 with the state it belongs to (``hdr``, ``qkey``, ``vkey``, ``akey``), so that a later stage on the
 same state reuses it (``ej.Data``); the *scratch* holds what only lives during one algorithm.
 """
 import collections
+import linecache
 
 import numba
 import numpy as np
@@ -29,163 +39,202 @@ from numba.np.arrayobj import make_array, populate_array
 from .._jit import jit
 from ..core.lanes import LANES
 
-# ---------------------------------------------------------------------------- the header of mi
-# H_LANES: 1 when every joint has a path the lane kernels take (``lanes``: batches run four
-# states at a time), else 0
-H_N1, H_NQ, H_NV, H_NMOT, H_NPAR, H_REC, H_SCR, H_FOFF, H_LANES = range(9)
+# ---------------------------------------------------------------------------- the declarations
+class Table(collections.namedtuple("Table", "name shape dtype doc lanes")):
+    """One table of a packed buffer: its ``name`` (the field of the views), its ``shape`` (numbers
+    and sizes of ``SIZES``; a table of two or more axes is seen by the kernels as rows of the
+    product of the trailing ones, e.g. ``(n1, 3, 3)`` as ``n1 x 9``, row-major), its ``dtype``
+    ("i8" or "f8"), what it holds (``doc``) and, for a workspace table, whether a group of states
+    in the lane layout has one per state (``lanes``: a lane axis last) or shares one."""
 
-# integer tables: (slot, name, rows)
-INT_TABLES = (
-    ("body_parent", "n1"),      # parent body; body_parent[0] = -1, body_parent[i] < i
-    ("jnt_type", "n1"),         # joint type code (joints.codes)
-    ("jnt_path", "n1"),         # how the joint is evaluated: PATH_FIXED, _SCREW, _QUAT or _JETS
-    ("jnt_qadr", "n1"),         # first coordinate of the joint in q
-    ("jnt_nq", "n1"),           # number of coordinates
-    ("jnt_dofadr", "n1"),       # first velocity variable of the joint in v (qd, qdd, tau)
-    ("jnt_nv", "n1"),           # number of velocity variables
-    ("jnt_padr", "n1"),         # first entry of the joint's block in jnt_params
-    ("jnt_madr", "n1"),         # first elementary motion of the joint (screw path)
-    ("jnt_nmot", "n1"),         # number of elementary motions
-    ("jnt_quat", "n1"),         # offset of a unit quaternion within the joint's q, or -1
-    ("jnt_fn", "n1"),           # 1: some elementary motion's amount is a function (not scale * q_k)
-    ("jnt_fptr", "n1"),         # user-defined joints: address of the compiled pose wrapper (0: none)
-    ("mot_kind", "nmot"),       # MOT_ROT or MOT_TRANS
-    ("mot_coord", "nmot"),      # k: the amount is mot_scale * q_k of the joint; -1: a function
-    ("mot_fadr", "nmot"),       # where that function's terms start in jnt_params (-1: none)
+
+def T(name, shape, dtype, doc, lanes=True):
+    return Table(name, tuple(shape) if isinstance(shape, tuple) else (shape,), dtype, doc, lanes)
+
+
+# the sizes a model states in its header, in this order: bodies + 1, coordinates, velocities,
+# elementary motions (screw path), entries of jnt_params
+SIZES = ("n1", "nq", "nv", "nmot", "npar")
+
+# the model's tables (``Model`` attributes of the same names, read-only views of ``mb``)
+MODEL = (
+    T("body_parent", "n1", "i8", "parent body; body_parent[0] = -1, body_parent[i] < i"),
+    T("jnt_type", "n1", "i8", "joint type code (joints.codes)"),
+    T("jnt_path", "n1", "i8", "how the joint is evaluated: PATH_FIXED, _SCREW, _QUAT, _JETS or _USER"),
+    T("jnt_qadr", "n1", "i8", "first coordinate of the joint in q"),
+    T("jnt_nq", "n1", "i8", "number of coordinates of the joint"),
+    T("jnt_dofadr", "n1", "i8", "first velocity variable of the joint in v (qd, qdd, tau)"),
+    T("jnt_nv", "n1", "i8", "number of velocity variables of the joint"),
+    T("jnt_padr", "n1", "i8", "first entry of the joint's block in jnt_params"),
+    T("jnt_madr", "n1", "i8", "first elementary motion of the joint (screw path)"),
+    T("jnt_nmot", "n1", "i8", "number of elementary motions of the joint"),
+    T("jnt_quat", "n1", "i8", "offset of a unit quaternion within the joint's q, or -1"),
+    T("jnt_fn", "n1", "i8", "1: some elementary motion's amount is a function (not scale * q_k)"),
+    T("jnt_fptr", "n1", "i8", "user-defined joints: address of the compiled pose wrapper (0: none)"),
+    T("mot_kind", "nmot", "i8", "MOT_ROT or MOT_TRANS"),
+    T("mot_coord", "nmot", "i8", "k: the amount is mot_scale * q_k of the joint; -1: a function"),
+    T("mot_fadr", "nmot", "i8", "where that function's terms start in jnt_params (-1: none)"),
+    T("jnt_params", "npar", "f8", "parameter blocks of the pose functions (joints.pose)"),
+    T("jnt_Xt", ("n1", 3, 3), "f8", "rotation of P_i in the parent's C frame"),
+    T("jnt_pt", ("n1", 3), "f8", "origin of P_i in the parent's C frame"),
+    T("body_mass", "n1", "f8", "mass of the body"),
+    T("body_hC", ("n1", 3), "f8", "mass times the centre of mass, C axes, about o_C"),
+    T("body_IC", ("n1", 3, 3), "f8", "rotational inertia about o_C, C axes"),
+    T("body_cC", ("n1", 3), "f8", "centre of mass in C"),
+    T("body_bo", ("n1", 3), "f8", "body origin in C"),
+    T("body_Ec", ("n1", 3, 3), "f8", "C axes in body axes (child placement rotation)"),
+    T("body_iscale", "n1", "f8", "largest diagonal entry of the body's inertia about o_C (or its mass)"),
+    T("mot_axis", ("nmot", 3), "f8", "unit axis of each elementary motion, in the frame it moves"),
+    T("mot_scale", "nmot", "f8", "amount per unit coordinate (mot_coord >= 0)"),
+    T("gravity", 3, "f8", "world-frame gravitational acceleration"),
+    T("dof_armature", "nv", "f8", "rotor inertia of each velocity variable, added to M's diagonal"),
 )
-# float tables: (name, rows, columns; 0 columns: a 1-D table)
-FLOAT_TABLES = (
-    ("jnt_params", "npar", 0),  # parameter blocks of the pose functions (joints.pose)
-    ("jnt_Xt", "n1", 9),        # rotation of P_i in the parent's C frame, row-major
-    ("jnt_pt", "n1", 3),        # origin of P_i in the parent's C frame
-    ("body_mass", "n1", 0),
-    ("body_hC", "n1", 3),       # mass times the centre of mass, C axes, about o_C
-    ("body_IC", "n1", 9),       # rotational inertia about o_C, C axes, row-major
-    ("body_cC", "n1", 3),       # centre of mass in C
-    ("body_bo", "n1", 3),       # body origin in C
-    ("body_Ec", "n1", 9),       # C axes in body axes (child placement rotation), row-major
-    ("body_iscale", "n1", 0),   # largest diagonal entry of the body's inertia about o_C (or its mass)
-    ("mot_axis", "nmot", 3),    # unit axis of each elementary motion, in the frame it moves
-    ("mot_scale", "nmot", 0),   # amount per unit coordinate (mot_coord >= 0)
-    ("gravity", "one", 3),
-    ("dof_armature", "nv", 0),  # rotor inertia of each velocity variable, added to M's diagonal
-)
-# the record of one state: (name, rows, columns)
+
+# the record of one state: what a computation produced, tagged with the state (``ej.Data``)
 RECORD = (
-    ("hdr", "one", 8),          # REC_* flags and keys below
-    ("qkey", "nq", 0),          # the state the record holds
-    ("vkey", "nv", 0),
-    ("akey", "nv", 0),
-    ("E", "n1", 9),             # X_i = [E 0; -E d^ E]: parent C frame -> C_i, E row-major
-    ("d", "n1", 3),             #   d: origin of C_i in the parent's C frame
-    ("S", "nv", 6),             # motion subspace, one row per velocity variable (C axes, at o_C)
-    ("Rrel", "n1", 9),          # relative pose of C_i in P_i (R row-major, r)
-    ("rrel", "n1", 3),
-    ("vJ", "n1", 6),            # joint twist S u + sigma (C axes)
-    ("cJ", "n1", 6),            # joint bias: d/dt vJ (C coordinates) - S u'
-    ("mS", "nmot", 6),          # screw path: unit twist of each elementary motion (C axes)
-    ("mg", "nmot", 6),          #   and its amount's gradient over the joint's coordinates
-    ("vel", "n1", 6),           # body twist in C_i
-    ("acc", "n1", 6),           # body spatial acceleration in C_i, gravity as a base acceleration
-    ("RC", "n1", 9),            # world axes of C_i (row-major) and its world origin
-    ("oC", "n1", 3),
+    T("hdr", 8, "f8", "REC_* flags and keys below", lanes=False),
+    T("qkey", "nq", "f8", "the coordinates the record holds"),
+    T("vkey", "nv", "f8", "the velocities the record holds"),
+    T("akey", "nv", "f8", "the accelerations the record holds"),
+    T("E", ("n1", 3, 3), "f8", "X_i = [E 0; -E d^ E]: parent C frame -> C_i"),
+    T("d", ("n1", 3), "f8", "origin of C_i in the parent's C frame"),
+    T("S", ("nv", 6), "f8", "motion subspace, one row per velocity variable (C axes, at o_C)"),
+    T("Rrel", ("n1", 3, 3), "f8", "rotation of C_i in P_i"),
+    T("rrel", ("n1", 3), "f8", "origin of C_i in P_i"),
+    T("vJ", ("n1", 6), "f8", "joint twist S u + sigma (C axes)"),
+    T("cJ", ("n1", 6), "f8", "joint bias: d/dt vJ (C coordinates) - S u'"),
+    T("mS", ("nmot", 6), "f8", "screw path: unit twist of each elementary motion (C axes)"),
+    T("mg", ("nmot", 6), "f8", "screw path: gradient of each motion's amount over the joint's coordinates"),
+    T("vel", ("n1", 6), "f8", "body twist in C_i"),
+    T("acc", ("n1", 6), "f8", "body spatial acceleration in C_i, gravity as a base acceleration"),
+    T("RC", ("n1", 3, 3), "f8", "world axes of C_i"),
+    T("oC", ("n1", 3), "f8", "world origin of C_i"),
 )
+# the entries of ``hdr``: which stages the record holds, and for which state
 REC_POS, REC_VEL, REC_ACC, REC_WORLD, REC_T, REC_GENERIC, REC_STATUS, REC_JOINT = range(8)
+
 # the scratch of one algorithm run
 SCRATCH = (
-    ("f", "n1", 6),             # body forces (rnea) / bias forces p^A (aba)
-    ("c", "n1", 6),             # aba: c_i = cJ_i + v_i x vJ_i
-    ("IA", "n1", 21),           # articulated (aba) or composite (crba) inertias, packed symmetric
-    ("sc", "n1", 0),            # aba: inertia scale of each subtree
-    ("U", "nv", 6),             # aba: I^A S, one row per velocity variable
-    ("Dinv", "nv", 6),          # aba: rows of D^-1
-    ("uu", "nv", 0),            # aba: tau - S^T p^A
-    ("W", "twelve", 6),         # two 6 x 6 matrices of scratch
-    ("JP", "six", 6),           # jets path: one joint's Jacobian columns in P axes (column k = row k)
-    ("zv", "nv", 0),            # zero velocities
-    ("qx", "nq", 0),            # integrators: stage coordinates and velocities,
-    ("vx", "nv", 0),
-    ("qt", "nq", 0),            #   the state,
-    ("vt", "nv", 0),
-    ("KQ", "seven", "nv"),      #   the stages' tangent rates and accelerations,
-    ("KV", "seven", "nv"),
-    ("dq", "nv", 0),            #   a tangent increment,
-    ("tq", "nv", 0),            #   the joint forces of a stage
-    ("e5", "one", 8),           #   and the energies
-    ("flags", "one", 8),        # flags of a one-state call: flags[0] = 1, the generic joint path
-    ("uout", "one", 24),        # a user-defined joint's R, r, twist and bias (P axes)
-    ("lq", "nq", 0),            # a group of states (lane layout): coordinates, velocities,
-    ("lv", "nv", 0),
-    ("la", "nv", 0),            #   accelerations or forces,
-    ("lo", "nv", 0),            #   and the result
+    T("f", ("n1", 6), "f8", "body forces (rnea) / bias forces p^A (aba)"),
+    T("c", ("n1", 6), "f8", "aba: c_i = cJ_i + v_i x vJ_i"),
+    T("IA", ("n1", 21), "f8", "articulated (aba) or composite (crba) inertias, packed symmetric"),
+    T("sc", "n1", "f8", "aba: inertia scale of each subtree (the model's alone: one row)", lanes=False),
+    T("U", ("nv", 6), "f8", "aba: I^A S, one row per velocity variable"),
+    T("Dinv", ("nv", 6), "f8", "aba: rows of D^-1"),
+    T("uu", "nv", "f8", "aba: tau - S^T p^A"),
+    T("W", (12, 6), "f8", "two 6 x 6 matrices of scratch"),
+    T("JP", (6, 6), "f8", "jets path: one joint's Jacobian columns in P axes (column k = row k)"),
+    T("zv", "nv", "f8", "zero velocities"),
+    T("qx", "nq", "f8", "integrators: stage coordinates"),
+    T("vx", "nv", "f8", "integrators: stage velocities"),
+    T("qt", "nq", "f8", "integrators: the state's coordinates"),
+    T("vt", "nv", "f8", "integrators: the state's velocities"),
+    T("KQ", (7, "nv"), "f8", "integrators: the stages' tangent rates"),
+    T("KV", (7, "nv"), "f8", "integrators: the stages' accelerations"),
+    T("dq", "nv", "f8", "integrators: a tangent increment"),
+    T("tq", "nv", "f8", "integrators: the joint forces of a stage"),
+    T("e5", 8, "f8", "integrators: the energies"),
+    T("flags", 8, "f8", "flags of a one-state call: flags[0] = 1, the generic joint path", lanes=False),
+    T("uout", 24, "f8", "a user-defined joint's R, r, twist and bias (P axes)", lanes=False),
+    T("lq", "nq", "f8", "a group of states (lane layout): coordinates"),
+    T("lv", "nv", "f8", "a group of states: velocities"),
+    T("la", "nv", "f8", "a group of states: accelerations or forces"),
+    T("lo", "nv", "f8", "a group of states: the result"),
 )
 
-_SLOTS = {}
-_slot = 9
-for _name, *_ in INT_TABLES + FLOAT_TABLES + RECORD + SCRATCH:
-    _SLOTS[_name] = _slot
-    _slot += 1
-HEADER = _slot
-globals().update({"O_" + k: v for k, v in _SLOTS.items()})
+# ---------------------------------------------------------------------------- the header of mb
+# H_REC, H_SCR: entries of a record and of a scratch; H_FOFF: where the float tables start;
+# H_LANES: 1 when every joint has a path the lane kernels take (``lanes``: batches run four
+# states at a time), else 0; then the sizes (``SIZES``), then the offset of every table
+H_REC, H_SCR, H_FOFF, H_LANES = range(4)
+H_SIZE = {s: 4 + k for k, s in enumerate(SIZES)}
+H_N1, H_NQ, H_NV, H_NMOT, H_NPAR = (H_SIZE[s] for s in ("n1", "nq", "nv", "nmot", "npar"))
+SLOT = {t.name: 4 + len(SIZES) + k for k, t in enumerate(MODEL + RECORD + SCRATCH)}
+HEADER = 4 + len(SIZES) + len(SLOT)
 
 
-def _rows(spec, sizes):
-    return sizes[spec]
+def _check_declarations():
+    seen = set()
+    for t in MODEL + RECORD + SCRATCH:
+        assert t.name not in seen and t.name.isidentifier(), t.name
+        assert t.dtype in ("i8", "f8") and (t.dtype == "f8" or t in MODEL), t.name
+        assert all(isinstance(n, int) or n in SIZES for n in t.shape), t.name
+        seen.add(t.name)
 
 
-def _width(cols, sizes):
-    c = cols[0] if cols else 1
-    return sizes[c] if isinstance(c, str) else c
+_check_declarations()
 
 
-def _pack(tables, sizes, header, width_of, start=0):
+def shape_of(t, sizes):
+    """The shape of table ``t`` for the sizes ``sizes`` (a mapping, or a header)."""
+    get = sizes.__getitem__ if isinstance(sizes, dict) else (lambda s: int(sizes[H_SIZE[s]]))
+    return tuple(n if isinstance(n, int) else get(n) for n in t.shape)
+
+
+def _pack(tables, sizes, header, start=0):
     """Assign consecutive offsets (8-entry aligned) to ``tables``; returns the end."""
     off = start
-    for name, rows, *cols in tables:
-        n = _rows(rows, sizes) * max(width_of(cols, sizes), 1)
-        header[_SLOTS[name]] = off
+    for t in tables:
+        n = int(np.prod(shape_of(t, sizes), dtype=np.int64))
+        header[SLOT[t.name]] = off
         off += -(-n // 8) * 8 + 8           # an 8-entry gap keeps tables off each other's cache lines
     return off
 
 
-def sizes_of(n1, nq, nv, nmot, npar):
-    return {"n1": n1, "nq": nq, "nv": nv, "nmot": nmot, "npar": npar, "one": 1, "four": 4, "six": 6,
-            "seven": 7, "twelve": 12}
-
-
-def pack_model(n1, nq, nv, nmot, ints, floats, lanes=False):
-    """The model buffer from the tables: ``ints[name]`` and ``floats[name]`` arrays of the shapes
-    above, ``lanes`` whether batches may run in groups; returns (mb, its float part as a float64
-    view)."""
-    npar = len(floats["jnt_params"])
-    sizes = sizes_of(n1, nq, nv, nmot, npar)
+def pack_model(sizes, tables, lanes=False):
+    """The model buffer from ``sizes`` (``SIZES`` -> int) and ``tables`` (each table of ``MODEL``
+    by name, as arrays of its shape); ``lanes``: whether batches may run in groups.  Returns
+    (mb, its float part as a float64 view)."""
     header = np.zeros(HEADER, dtype=np.int64)
-    header[[H_N1, H_NQ, H_NV, H_NMOT, H_NPAR]] = (n1, nq, nv, nmot, npar)
-    iend = _pack([(n, r, 1) for n, r in INT_TABLES], sizes, header, _width, start=HEADER)
-    fend = _pack(FLOAT_TABLES, sizes, header, _width)
-    rec = _pack(RECORD, sizes, header, _width)
-    scr = _pack(SCRATCH, sizes, header, _width)
-    header[H_REC] = rec
-    header[H_SCR] = scr
+    for s in SIZES:
+        header[H_SIZE[s]] = sizes[s]
+    ints = [t for t in MODEL if t.dtype == "i8"]
+    floats = [t for t in MODEL if t.dtype == "f8"]
+    iend = _pack(ints, sizes, header, start=HEADER)
+    fend = _pack(floats, sizes, header)
+    header[H_REC] = _pack(RECORD, sizes, header)
+    header[H_SCR] = _pack(SCRATCH, sizes, header)
     header[H_FOFF] = iend
     header[H_LANES] = 1 if lanes else 0
     mb = np.zeros(iend + fend, dtype=np.int64)
     mf = mb[iend:].view(np.float64)
     mb[:HEADER] = header
-    for name, rows in INT_TABLES:
-        a = np.asarray(ints[name], dtype=np.int64).ravel()
-        mb[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
-    for name, rows, cols in FLOAT_TABLES:
-        a = np.asarray(floats[name], dtype=np.float64).ravel()
-        mf[header[_SLOTS[name]]: header[_SLOTS[name]] + a.size] = a
+    for group, buf, dt in ((ints, mb, np.int64), (floats, mf, np.float64)):
+        for t in group:
+            a = np.asarray(tables[t.name], dtype=dt).ravel()
+            n = int(np.prod(shape_of(t, sizes), dtype=np.int64))
+            if a.size != n:
+                raise ValueError(f"model table {t.name}: {a.size} entries for shape {shape_of(t, sizes)}")
+            buf[header[SLOT[t.name]]: header[SLOT[t.name]] + n] = a
     return mb, mf
 
 
-def table(buf, mi, name, shape):
-    """A named table of a packed buffer as a numpy view of the given shape."""
-    off = int(mi[_SLOTS[name]])
+def sizes_of(mb):
+    """The sizes (``SIZES``) a model buffer states."""
+    return {s: int(mb[H_SIZE[s]]) for s in SIZES}
+
+
+def table(buf, mb, name, shape=None, off=0):
+    """The table ``name`` of a packed buffer (``mb`` itself, its float part, or a workspace whose
+    record starts at ``off``) as a numpy view, of its declared shape unless ``shape`` is given."""
+    t = _BY_NAME[name]
+    shape = shape_of(t, mb) if shape is None else shape
+    start = off + int(mb[SLOT[name]])
     n = int(np.prod(shape, dtype=np.int64))
-    return buf[off:off + n].reshape(shape)
+    return buf[start:start + n].reshape(shape)
+
+
+def model_tables(mb, mf):
+    """{name: numpy view} of every table of ``MODEL`` in a model buffer."""
+    return {t.name: table(mb if t.dtype == "i8" else mf, mb, t.name) for t in MODEL}
+
+
+def record_tables(mb, w, off=0):
+    """{name: numpy view} of every table of ``RECORD`` of the record at ``off`` of ``w``."""
+    return {t.name: table(w, mb, t.name, off=off) for t in RECORD}
+
+
+_BY_NAME = {t.name: t for t in MODEL + RECORD + SCRATCH}
 
 
 # ---------------------------------------------------------------------------- compiled views
@@ -201,55 +250,55 @@ def _view(context, builder, buf_type, buf, off, shape, strides, ret_type):
     return out._getvalue()
 
 
+def _typed(buf, ndim):
+    """The type of an ``ndim``-axis view of ``buf``, or None where ``buf`` is no 1-D C array."""
+    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    return types.Array(buf.dtype, ndim, "C", readonly=not buf.mutable)
+
+
+def _codegen(shape_strides):
+    """The code of a view: ``shape_strides(context, builder, dims)`` gives its shape and strides
+    (in entries) from the integer arguments after the offset."""
+    def codegen(context, builder, sig, args):
+        o, *dims = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
+        shape, strides = shape_strides(context, builder, dims)
+        return _view(context, builder, sig.args[0], args[0], o, shape, strides, sig.return_type)
+    return codegen
+
+
+def _one(context):
+    return context.get_constant(types.intp, 1)
+
+
 @intrinsic
 def rows(typingctx, buf, off, n, m):
     """The ``n x m`` C-contiguous view of a 1-D C-contiguous buffer starting at entry ``off``.
 
     No reshape checks are made (the layout above is what guarantees that it fits) and no
     reference is counted, which is what makes a view free; it must not outlive the call."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 2, "C", readonly=not buf.mutable)
-
-    def codegen(context, builder, sig, args):
-        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        return _view(context, builder, sig.args[0], args[0], o, [nn, mm], [mm, one], sig.return_type)
-
-    return ret(buf, off, n, m), codegen
+    ret = _typed(buf, 2)
+    return None if ret is None else (ret(buf, off, n, m), _codegen(
+        lambda c, b, d: (d, [d[1], _one(c)])))
 
 
 @intrinsic
 def vec(typingctx, buf, off, n):
     """The ``n`` entries of a 1-D C-contiguous buffer from ``off`` (as ``rows``, one axis)."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 1, "C", readonly=not buf.mutable)
-
-    def codegen(context, builder, sig, args):
-        o, nn = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        return _view(context, builder, sig.args[0], args[0], o, [nn], [one], sig.return_type)
-
-    return ret(buf, off, n), codegen
+    ret = _typed(buf, 1)
+    return None if ret is None else (ret(buf, off, n), _codegen(lambda c, b, d: (d, [_one(c)])))
 
 
 @intrinsic
 def rows3(typingctx, buf, off, n, m):
     """The ``n x m x LANES`` C-contiguous view of a 1-D C-contiguous buffer from entry ``off``:
     a table of the lane layout (``record_lanes``); as ``rows``, free and unchecked."""
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
-        return None
-    ret = types.Array(buf.dtype, 3, "C", readonly=not buf.mutable)
+    ret = _typed(buf, 3)
 
-    def codegen(context, builder, sig, args):
-        o, nn, mm = (context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:]))
-        one = context.get_constant(types.intp, 1)
-        lanes = context.get_constant(types.intp, LANES)
-        return _view(context, builder, sig.args[0], args[0], o, [nn, mm, lanes],
-                     [builder.mul(mm, lanes), lanes, one], sig.return_type)
-
-    return ret(buf, off, n, m), codegen
+    def shape_strides(c, b, d):
+        lanes = c.get_constant(types.intp, LANES)
+        return d + [lanes], [b.mul(d[1], lanes), lanes, _one(c)]
+    return None if ret is None else (ret(buf, off, n, m), _codegen(shape_strides))
 
 
 if numba.config.DISABLE_JIT:
@@ -263,180 +312,75 @@ if numba.config.DISABLE_JIT:
         return buf[off:off + n]
 
 
-ModelView = collections.namedtuple("ModelView", [n for n, _ in INT_TABLES] + [n for n, *_ in FLOAT_TABLES])
-Record = collections.namedtuple("Record", [n for n, *_ in RECORD])
-Scratch = collections.namedtuple("Scratch", [n for n, *_ in SCRATCH])
+# ---------------------------------------------------------------------------- generated views
+ModelView = collections.namedtuple("ModelView", [t.name for t in MODEL])
+Record = collections.namedtuple("Record", [t.name for t in RECORD])
+Scratch = collections.namedtuple("Scratch", [t.name for t in SCRATCH])
 
 
-@jit
-def model_view(mb):
-    mi = mb
-    mf = vec(mb, mb[H_FOFF], mb.shape[0] - mb[H_FOFF]).view(np.float64)
-    n1 = mi[H_N1]
-    nm = mi[H_NMOT]
-    return ModelView(
-        vec(mi, mi[O_body_parent], n1),
-        vec(mi, mi[O_jnt_type], n1),
-        vec(mi, mi[O_jnt_path], n1),
-        vec(mi, mi[O_jnt_qadr], n1),
-        vec(mi, mi[O_jnt_nq], n1),
-        vec(mi, mi[O_jnt_dofadr], n1),
-        vec(mi, mi[O_jnt_nv], n1),
-        vec(mi, mi[O_jnt_padr], n1),
-        vec(mi, mi[O_jnt_madr], n1),
-        vec(mi, mi[O_jnt_nmot], n1),
-        vec(mi, mi[O_jnt_quat], n1),
-        vec(mi, mi[O_jnt_fn], n1),
-        vec(mi, mi[O_jnt_fptr], n1),
-        vec(mi, mi[O_mot_kind], nm),
-        vec(mi, mi[O_mot_coord], nm),
-        vec(mi, mi[O_mot_fadr], nm),
-        vec(mf, mi[O_jnt_params], mi[H_NPAR]),
-        rows(mf, mi[O_jnt_Xt], n1, 9),
-        rows(mf, mi[O_jnt_pt], n1, 3),
-        vec(mf, mi[O_body_mass], n1),
-        rows(mf, mi[O_body_hC], n1, 3),
-        rows(mf, mi[O_body_IC], n1, 9),
-        rows(mf, mi[O_body_cC], n1, 3),
-        rows(mf, mi[O_body_bo], n1, 3),
-        rows(mf, mi[O_body_Ec], n1, 9),
-        vec(mf, mi[O_body_iscale], n1),
-        rows(mf, mi[O_mot_axis], nm, 3),
-        vec(mf, mi[O_mot_scale], nm),
-        vec(mf, mi[O_gravity], 3),
-        vec(mf, mi[O_dof_armature], mi[H_NV]),
-    )
+def _dims(t):
+    """The kernel view's dimensions of ``t``: (rows,) or (rows, product of the other axes), as
+    source text (a size is the local variable of its name)."""
+    first, rest = t.shape[0], t.shape[1:]
+    if not rest:
+        return [str(first)]
+    num = int(np.prod([n for n in rest if isinstance(n, int)], dtype=np.int64))
+    syms = [n for n in rest if not isinstance(n, int)]
+    return [str(first), " * ".join(([str(num)] if num != 1 or not syms else []) + syms)]
 
 
-@jit
-def record_view(mi, w, off):
-    """The record of one state in ``w`` starting at ``off``."""
-    n1 = mi[H_N1]
-    nq = mi[H_NQ]
-    nv = mi[H_NV]
-    nm = mi[H_NMOT]
-    return Record(
-        vec(w, off + mi[O_hdr], 8),
-        vec(w, off + mi[O_qkey], nq),
-        vec(w, off + mi[O_vkey], nv),
-        vec(w, off + mi[O_akey], nv),
-        rows(w, off + mi[O_E], n1, 9),
-        rows(w, off + mi[O_d], n1, 3),
-        rows(w, off + mi[O_S], nv, 6),
-        rows(w, off + mi[O_Rrel], n1, 9),
-        rows(w, off + mi[O_rrel], n1, 3),
-        rows(w, off + mi[O_vJ], n1, 6),
-        rows(w, off + mi[O_cJ], n1, 6),
-        rows(w, off + mi[O_mS], nm, 6),
-        rows(w, off + mi[O_mg], nm, 6),
-        rows(w, off + mi[O_vel], n1, 6),
-        rows(w, off + mi[O_acc], n1, 6),
-        rows(w, off + mi[O_RC], n1, 9),
-        rows(w, off + mi[O_oC], n1, 3),
-    )
+def _single(t, buf, off):
+    d = _dims(t)
+    return f"vec({buf}, {off}, {d[0]})" if len(d) == 1 else f"rows({buf}, {off}, {d[0]}, {d[1]})"
 
 
-@jit
-def scratch_view(mi, w, off):
-    """The scratch of one algorithm run in ``w`` starting at ``off``."""
-    n1 = mi[H_N1]
-    nq = mi[H_NQ]
-    nv = mi[H_NV]
-    return Scratch(
-        rows(w, off + mi[O_f], n1, 6),
-        rows(w, off + mi[O_c], n1, 6),
-        rows(w, off + mi[O_IA], n1, 21),
-        vec(w, off + mi[O_sc], n1),
-        rows(w, off + mi[O_U], nv, 6),
-        rows(w, off + mi[O_Dinv], nv, 6),
-        vec(w, off + mi[O_uu], nv),
-        rows(w, off + mi[O_W], 12, 6),
-        rows(w, off + mi[O_JP], 6, 6),
-        vec(w, off + mi[O_zv], nv),
-        vec(w, off + mi[O_qx], nq),
-        vec(w, off + mi[O_vx], nv),
-        vec(w, off + mi[O_qt], nq),
-        vec(w, off + mi[O_vt], nv),
-        rows(w, off + mi[O_KQ], 7, nv),
-        rows(w, off + mi[O_KV], 7, nv),
-        vec(w, off + mi[O_dq], nv),
-        vec(w, off + mi[O_tq], nv),
-        vec(w, off + mi[O_e5], 8),
-        vec(w, off + mi[O_flags], 8),
-        vec(w, off + mi[O_uout], 24),
-        vec(w, off + mi[O_lq], nq),
-        vec(w, off + mi[O_lv], nv),
-        vec(w, off + mi[O_la], nv),
-        vec(w, off + mi[O_lo], nv),
-    )
+def _grouped(t, buf, off):
+    """A table in the lane layout: a lane axis last, or one row shared by the group."""
+    d = _dims(t)
+    if not t.lanes:
+        return f"vec({buf}, {off}, {' * '.join(d)})"
+    return f"rows({buf}, {off}, {d[0]}, LANES)" if len(d) == 1 else f"rows3({buf}, {off}, {d[0]}, {d[1]})"
 
 
-@jit
-def record_lanes(mb, w, off):
-    """The record of a group of LANES states in the lane layout, in ``w`` from ``off``: every
-    table of ``record_view`` with a lane axis last, at LANES times its offset there (the header
-    stays one row: a group's records are never reused)."""
-    n1 = mb[H_N1]
-    nq = mb[H_NQ]
-    nv = mb[H_NV]
-    nm = mb[H_NMOT]
-    L = LANES
-    return Record(
-        vec(w, off + L * mb[O_hdr], 8),
-        rows(w, off + L * mb[O_qkey], nq, L),
-        rows(w, off + L * mb[O_vkey], nv, L),
-        rows(w, off + L * mb[O_akey], nv, L),
-        rows3(w, off + L * mb[O_E], n1, 9),
-        rows3(w, off + L * mb[O_d], n1, 3),
-        rows3(w, off + L * mb[O_S], nv, 6),
-        rows3(w, off + L * mb[O_Rrel], n1, 9),
-        rows3(w, off + L * mb[O_rrel], n1, 3),
-        rows3(w, off + L * mb[O_vJ], n1, 6),
-        rows3(w, off + L * mb[O_cJ], n1, 6),
-        rows3(w, off + L * mb[O_mS], nm, 6),
-        rows3(w, off + L * mb[O_mg], nm, 6),
-        rows3(w, off + L * mb[O_vel], n1, 6),
-        rows3(w, off + L * mb[O_acc], n1, 6),
-        rows3(w, off + L * mb[O_RC], n1, 9),
-        rows3(w, off + L * mb[O_oC], n1, 3),
-    )
+def _source(name, args, doc, cls, tables, view, mi="mb"):
+    lines = [f"def {name}({', '.join(args)}):", f'    """{doc}"""']
+    lines += [f"    {s} = {mi}[{H_SIZE[s]}]" for s in SIZES]
+    fields = [f"        {view(t)}," for t in tables]
+    return "\n".join(lines + [f"    return {cls}("] + fields + ["    )", ""])
 
 
-@jit
-def scratch_lanes(mb, w, off):
-    """The scratch of a group of LANES states in the lane layout (as ``record_lanes``); the
-    subtrees' inertia scales depend on the model only and stay one row."""
-    n1 = mb[H_N1]
-    nq = mb[H_NQ]
-    nv = mb[H_NV]
-    L = LANES
-    return Scratch(
-        rows3(w, off + L * mb[O_f], n1, 6),
-        rows3(w, off + L * mb[O_c], n1, 6),
-        rows3(w, off + L * mb[O_IA], n1, 21),
-        vec(w, off + L * mb[O_sc], n1),
-        rows3(w, off + L * mb[O_U], nv, 6),
-        rows3(w, off + L * mb[O_Dinv], nv, 6),
-        rows(w, off + L * mb[O_uu], nv, L),
-        rows3(w, off + L * mb[O_W], 12, 6),
-        rows3(w, off + L * mb[O_JP], 6, 6),
-        rows(w, off + L * mb[O_zv], nv, L),
-        rows(w, off + L * mb[O_qx], nq, L),
-        rows(w, off + L * mb[O_vx], nv, L),
-        rows(w, off + L * mb[O_qt], nq, L),
-        rows(w, off + L * mb[O_vt], nv, L),
-        rows3(w, off + L * mb[O_KQ], 7, nv),
-        rows3(w, off + L * mb[O_KV], 7, nv),
-        rows(w, off + L * mb[O_dq], nv, L),
-        rows(w, off + L * mb[O_tq], nv, L),
-        rows(w, off + L * mb[O_e5], 8, L),
-        vec(w, off + L * mb[O_flags], 8),
-        vec(w, off + L * mb[O_uout], 24),
-        rows(w, off + L * mb[O_lq], nq, L),
-        rows(w, off + L * mb[O_lv], nv, L),
-        rows(w, off + L * mb[O_la], nv, L),
-        rows(w, off + L * mb[O_lo], nv, L),
-    )
+_SOURCES = (
+    _source("model_view", ["mb"], "The model's tables (``MODEL``) in its buffer.", "ModelView", MODEL,
+            lambda t: _single(t, "mb" if t.dtype == "i8" else "mf", f"mb[{SLOT[t.name]}]"))
+    .replace("    return", f"    mf = vec(mb, mb[{H_FOFF}], mb.shape[0] - mb[{H_FOFF}]).view(np.float64)\n    return"),
+    _source("record_view", ["mi", "w", "off"], "The record (``RECORD``) of one state in ``w`` from ``off``.",
+            "Record", RECORD, lambda t: _single(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
+    _source("scratch_view", ["mi", "w", "off"], "The scratch (``SCRATCH``) of one algorithm run in ``w`` "
+            "from ``off``.", "Scratch", SCRATCH, lambda t: _single(t, "w", f"off + mi[{SLOT[t.name]}]"), mi="mi"),
+    _source("record_lanes", ["mb", "w", "off"], "The record of a group of LANES states in the lane layout, in "
+            "``w`` from ``off``: every table with a lane axis last, at LANES times its offset (the header "
+            "stays one row: a group's records are never reused).", "Record", RECORD,
+            lambda t: _grouped(t, "w", f"off + LANES * mb[{SLOT[t.name]}]")),
+    _source("scratch_lanes", ["mb", "w", "off"], "The scratch of a group of LANES states in the lane layout "
+            "(as ``record_lanes``); the tables declared ``lanes=False`` stay one row.", "Scratch", SCRATCH,
+            lambda t: _grouped(t, "w", f"off + LANES * mb[{SLOT[t.name]}]")),
+)
+GENERATED = "\n\n".join(_SOURCES)
+
+
+def _generate():
+    """Compile the views above from their source (shown by ``print(layout.GENERATED)``).  They
+    are compiled in memory where a kernel that calls them is compiled (the kernel's own cache
+    holds their code), since generated source has no file for Numba's cache."""
+    filename = "<ejce_nb.model.layout: generated views>"
+    linecache.cache[filename] = (len(GENERATED), None, GENERATED.splitlines(True), filename)
+    space = dict(globals())
+    exec(compile(GENERATED, filename, "exec"), space)
+    return tuple(jit(cache=False)(space[name])
+                 for name in ("model_view", "record_view", "scratch_view", "record_lanes", "scratch_lanes"))
+
+
+model_view, record_view, scratch_view, record_lanes, scratch_lanes = _generate()
 
 
 def lane_size(mb):

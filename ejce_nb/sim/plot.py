@@ -203,7 +203,7 @@ def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
         pts.append(p)
         color = cmap(0.85 * i / max(1, len(times) - 1))
         for j in range(1, model.nbodies + 1):
-            a = p[model.parent[j]]
+            a = p[model.body_parent[j]]
             ax3.plot([a[0], p[j, 0]], [a[1], p[j, 1]], [a[2], p[j, 2]], color=color, lw=1.5,
                      label=f"t = {t[k]:.4g} s" if j == 1 else None)
         ax3.scatter(p[1:, 0], p[1:, 1], p[1:, 2], color=color, s=6)

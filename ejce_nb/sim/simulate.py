@@ -772,7 +772,7 @@ def coordinate_names(model):
 
 
 def velocity_names(model):
-    return _names(model, model.nv_joint)
+    return _names(model, model.jnt_nv)
 
 
 def _names(model, counts):
@@ -939,8 +939,8 @@ def _dof_tables(model):
     COORDJ = np.zeros(model.nq, dtype=np.int64)
     quat = {j for j, _ in model.quaternion_blocks()}
     for j in range(1, model.nbodies + 1):
-        qs, nq = int(model.q_start[j]), int(model.nq_joint[j])
-        vs, nv = int(model.v_start[j]), int(model.nv_joint[j])
+        qs, nq = int(model.jnt_qadr[j]), int(model.jnt_nq[j])
+        vs, nv = int(model.jnt_dofadr[j]), int(model.jnt_nv[j])
         COORDJ[qs:qs + nq] = j
         DOFJ[vs:vs + nv] = j
         plain = nv - 3 if j in quat else nv
@@ -972,7 +972,7 @@ def _passive_tables(model, damping, stiffness, spring_ref, DOFQ):
     rot = np.nonzero((DOFQ < 0) & ((K != 0.0) | (ref != 0.0)))[0]
     if len(rot):
         k = int(rot[0])
-        j = [j for j in range(1, model.nbodies + 1) if model.v_start[j] <= k < model.v_start[j] + model.nv_joint[j]][0]
+        j = [j for j in range(1, model.nbodies + 1) if model.jnt_dofadr[j] <= k < model.jnt_dofadr[j] + model.jnt_nv[j]][0]
         raise ValueError(f"stiffness / spring_ref at velocity variable {k}, an angular velocity of the unit quaternion "
                          f"of joint {model.joint_names[j]!r}: it is not the rate of a coordinate, so no spring can act "
                          "on it (damping is allowed; use a control law for a rotational spring)")
@@ -1411,9 +1411,8 @@ def _chart(model):
     if cached is not None:
         return cached
     full = model.expanded()
-    ints = {name: getattr(model, name) for name, _ in layout.INT_TABLES}
-    floats = {name: getattr(model, name) for name, *_ in layout.FLOAT_TABLES}
-    mb, _ = layout.pack_model(model.nbodies + 1, model.nq, model.nv, int(full._mb[layout.H_NMOT]), ints, floats)
+    sizes = dict(layout.sizes_of(full._mb), nq=model.nq, nv=model.nv)
+    mb, _ = layout.pack_model(sizes, {t.name: getattr(model, t.name) for t in layout.MODEL})
     mb.flags.writeable = False
     object.__setattr__(model, "_chart_mb", mb)
     return mb

@@ -30,7 +30,7 @@ from numba import types
 
 from ...errors import ModelError
 from . import codes as C
-from .specs import JointSpec
+from .specs import READERS, JointSpec
 
 CUSTOM = C.CUSTOM
 OUT_SIZE = 24           # R (9), r (3), twist (6), bias (6); J's columns go to their own buffer
@@ -268,3 +268,6 @@ def from_dict(d, where):
     if len(params) != len(joint.p):
         raise ModelError(f"{where}.params: the joint {name!r} takes {len(joint.p)} parameters, got {len(params)}")
     return joint.with_params(params)
+
+
+READERS["Custom"] = from_dict

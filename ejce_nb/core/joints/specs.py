@@ -340,6 +340,10 @@ def field_path(where, kind, fields, err):
     return where
 
 
+# readers of the joint kinds defined in other modules, by their "type" (``custom`` adds "Custom")
+READERS = {}
+
+
 def from_dict(d, where="joint"):
     """Rebuild a joint spec from ``to_dict`` output; errors name ``where`` and the field."""
     if not isinstance(d, dict):
@@ -347,11 +351,10 @@ def from_dict(d, where="joint"):
     if "type" not in d:
         raise ModelError(f"{where}.type is missing")
     kind = d["type"]
-    if kind == "Custom":
-        from .custom import from_dict as custom_from_dict
-        return custom_from_dict(d, where)
+    if isinstance(kind, str) and kind in READERS:
+        return READERS[kind](d, where)
     if not isinstance(kind, str) or kind not in _SPECS:
-        raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS) + ['Custom']}")
+        raise ModelError(f"{where}.type: unknown joint type {kind!r}; known: {sorted(_SPECS) + sorted(READERS)}")
     args = {k: v for k, v in d.items() if k != "type"}
     for field in ("axis", "axis1", "axis2", "pitch"):
         if field in args:
