@@ -18,6 +18,7 @@ from .algorithms.crba import mass_matrix, forward_dynamics_crba
 from .algorithms.aba import aba
 from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
 from .algorithms.linearize import linearize, LinearSystem
+from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, com_jacobian
 from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
 from .sim.simulate import simulate, Trajectory, SimulationError, SimulationStatus

@@ -218,3 +218,42 @@ def test_tangent_map_gives_coordinate_derivatives():
         return x
     ref = _richardson(lambda h: ej.rnea(model, moved(h), qd, qdd))
     np.testing.assert_allclose(dq @ T @ dx, ref, atol=1e-8 * np.abs(ref).max())
+
+
+def test_frame_jacobians_and_their_time_derivative():
+    model = _tree([J.Revolute(AX[0]), J.Spherical("ZYX"), J.Prismatic(AX[1]), J.Universal(AX[2], AX[3])], 6)
+    rng = np.random.default_rng(8)
+    q, qd, _ = random_state(model, rng)
+    frame = ("b4", ej.Transform(rotation=np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+                                translation=(0.1, -0.2, 0.3)))
+
+    def pose(x):
+        k = ej.forward_kinematics(model, x)
+        R = k.R[4] @ frame[1].rotation
+        return R, k.p[4] + k.R[4] @ frame[1].translation
+
+    def twist(s):
+        """[w; v] of the frame origin (world axes) along q + s qd at rate qd, by differences."""
+        x = q + s * qd
+        Rd = _richardson(lambda h: pose(x + h * qd)[0])
+        pd = _richardson(lambda h: pose(x + h * qd)[1])
+        W = Rd @ pose(x)[0].T
+        return np.concatenate([[W[2, 1], W[0, 2], W[1, 0]], pd])
+
+    lwa = ej.frame_jacobian(model, q, frame, "local_world_aligned")
+    tw = twist(0.0)
+    np.testing.assert_allclose(lwa @ qd, tw, atol=1e-8)
+    R, p = pose(q)
+    loc = ej.frame_jacobian(model, q, frame, "local")
+    np.testing.assert_allclose(loc @ qd, np.concatenate([R.T @ tw[:3], R.T @ tw[3:]]), atol=1e-8)
+    wor = ej.frame_jacobian(model, q, frame, "world")
+    np.testing.assert_allclose(wor @ qd, np.concatenate([tw[:3], tw[3:] + np.cross(p, tw[:3])]), atol=1e-8)
+    for ref in ("world", "local", "local_world_aligned"):
+        # J' qd = d/ds (J(q + s qd) qd)
+        ref_dot = _richardson(lambda h: ej.frame_jacobian(model, q + h * qd, frame, ref) @ qd)
+        np.testing.assert_allclose(ej.frame_jacobian_dot_v(model, q, qd, frame, ref), ref_dot, atol=1e-7)
+    # the centre of mass's Jacobian
+    cdot = _richardson(lambda h: ej.center_of_mass(model, q + h * qd))
+    np.testing.assert_allclose(ej.com_jacobian(model, q) @ qd, cdot, atol=1e-9)
+    with pytest.raises(ValueError, match="reference"):
+        ej.frame_jacobian(model, q, "b1", "body")
