@@ -660,7 +660,39 @@ def _coupled_rnea(model, q2, v2, a2, t1, F, want_t, data, B):
     return DQ, DV, DT, M, status, tauf
 
 
+def _one_state(model, q, qd, x, t, kind, time_derivative, errors):
+    """One plain state (1-D float64 arrays of the right sizes, a float t, no wrenches, couplers or
+    Data) straight to the kernel; None when the call must go through the input layer (a bad
+    state included, which the input layer reports)."""
+    if (model.has_couplers or type(q) is not _ND or type(qd) is not _ND or type(x) is not _ND
+            or type(t) is not float or q.dtype != np.float64 or qd.dtype != np.float64 or x.dtype != np.float64
+            or q.shape != (model.nq,) or qd.shape != (model.nv,) or x.shape != (model.nv,)
+            or not (q.flags.c_contiguous and qd.flags.c_contiguous and x.flags.c_contiguous)):
+        return None
+    engine.check_errors(errors)
+    want_t = bool(time_derivative) and model.rheonomic
+    DQ, DV, DT, MM, status = _run(model, q.reshape(1, -1), qd.reshape(1, -1), x.reshape(1, -1), np.array([t]),
+                                  _NO_FORCE[model.nbodies + 1], kind, want_t, None, None)
+    if status[0, 0] != 0:
+        return None
+    out = (DQ[0], DV[0], MM[0]) + ((DT[0],) if time_derivative else ())
+    return out + (0,) if errors == "flag" else out
+
+
+class _NoForce(dict):
+    def __missing__(self, n1):
+        self[n1] = np.zeros((0, n1, 6))
+        return self[n1]
+
+
+_NO_FORCE = _NoForce()
+
+
 def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative, what):
+    if f_ext is None and data is None:
+        res = _one_state(model, q, qd, x, t, kind, time_derivative, errors)
+        if res is not None:
+            return res
     inputs.check_errors_arg(errors)
     B, q2, (v2, x2), t1 = inputs.states(model, q, ((qd, "qd"), (x, "qdd" if kind == 0 else "tau")), t)
     if data is not None:
