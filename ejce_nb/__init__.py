@@ -19,6 +19,9 @@ from .algorithms.aba import aba
 from .algorithms.constrained import (constrained_dynamics, constrained_inverse_dynamics, loop_terms,
                                      ConstrainedDynamics, ConstraintError, LoopTerms)
 from .algorithms.assembly import assemble, project_velocity
+from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
+from .algorithms.linearize import linearize, LinearSystem
+from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, com_jacobian
 from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
 from .sim.driver import simulate
