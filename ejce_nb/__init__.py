@@ -11,11 +11,9 @@ from .core import jmath
 from .model.model import Model
 from .model.data import Data
 from .model.builder import ModelBuilder
-from .algorithms.kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
-from .algorithms.rnea import rnea, nonlinear_effects
-from .algorithms.crba import mass_matrix, forward_dynamics_crba
-from .algorithms.aba import aba
-from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
+from .algorithms.kinematics import Kinematics, JointTerms
+from .algorithms.api import (forward_kinematics, joint_terms, body_jacobian, rnea, nonlinear_effects, mass_matrix,
+                             forward_dynamics_crba, aba, kinetic_energy, potential_energy, center_of_mass, evaluate)
 from .check import check_joint, JointReport
 from .sim.simulate import simulate, Trajectory, SimulationError, SimulationStatus
 from .sim.control import control_law, ControlLaw

@@ -59,7 +59,8 @@ from ..core.ejce import retract, tangent_rates
 from ..algorithms.energy import energy_state
 from ..errors import SingularJointError
 from ..model.layout import model_view, record_view, rows, scratch_view, vec
-from ..algorithms.rnea import _NO_FORCE, rnea_state
+from ..algorithms.driver import _NO_FORCE
+from ..algorithms.rnea import rnea_state
 
 METHODS = ("euler", "rk2", "rk4", "symplectic", "dopri5")
 
@@ -306,13 +307,13 @@ def _coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     the statuses of ``forward_dynamics_crba``."""
     own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, qf, vf, af, G, qi, vi, Mf, T, Mr, hf, rhs, za \
         = cp
-    generic = s.flags[0] != 0.0
+    full = s.flags[0] == 0.0        # every joint path compiled (``ejce.joint_position``)
     two = _level1(m) + 1
     # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
     expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, q, v, za, two, qi, vi, qf, vf, af,
                  G)
-    rnea_state(m, r, s, qf, vf, af, t, F, fb, generic, hf)
-    code, joint = crba_checked(m, r, s, qf, t, generic, Mf)
+    rnea_state(m, r, s, qf, vf, af, t, F, fb, full, hf)
+    code, joint = crba_checked(m, r, s, qf, t, full, Mf)
     if code != 0 and code != inputs.NEAR_SINGULAR:
         return code, joint
     nvf = G.shape[0]
@@ -1137,7 +1138,7 @@ def _limit_table(model, limits, DOFQ):
     has = np.isfinite(lo) | np.isfinite(hi)
     if not np.any(has):
         return LIM, None
-    from ..algorithms.crba import mass_matrix
+    from ..algorithms.api import mass_matrix
     with np.errstate(all="ignore"):
         M = np.asarray(mass_matrix(model, model.neutral()))
         Md = np.diag(M)
@@ -1547,7 +1548,7 @@ def _truncated(traj, run):
     t, q, qd, T, Vp = traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k]
     ts = float(stop[0])
     if (k == 0 or ts > t[-1]) and np.all(np.isfinite(CQ[0])) and np.all(np.isfinite(CV[0])):
-        from ..algorithms.energy import kinetic_energy, potential_energy
+        from ..algorithms.api import kinetic_energy, potential_energy
         km = run.model
         t = np.append(t, ts)
         q = np.vstack([q, CQ[0]])
