@@ -2,10 +2,10 @@
 
     python benchmarks/cold_compile.py [--main]
 
-Wall seconds depend on the machine's other load; the CPU seconds of the process much less.
-One fresh process and cache per line: the first ``rnea`` on arm7 alone, then the first call of
-each public function in turn (the seconds each one adds: what it compiles beyond what the calls
-before it compiled), single states first, then batches.  ``--main`` also times the main job
+A fresh process and cache: the first call of each public function in turn, rnea on arm7 first,
+single states, then batches (the seconds each one adds: what it compiles beyond what the calls
+before it compiled).  Wall seconds depend on the machine's other load, the process's CPU seconds
+much less.  ``--main`` also times the main job
 (``ejce-nb``, the README's first command) cold.
 """
 import os
@@ -53,9 +53,7 @@ def child(only, extra="[]"):
 
 
 def main():
-    print("-- first rnea on arm7, alone")
-    child(["rnea"])
-    print("-- first call of each public function, in turn")
+    print("-- first call of each public function, in turn (the first, rnea, is a fresh process's first)")
     child([])
     if "--main" in sys.argv:
         with tempfile.TemporaryDirectory() as cache:

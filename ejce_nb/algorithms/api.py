@@ -42,8 +42,6 @@ def _fast(name, slot, model, data, errors, key, shape, P, q, v, a, tau, t):
         pool.append(w)
     if st != 0:
         return None
-    if slot <= CRBA:
-        out = out[0]
     return (out, 0) if errors == "flag" else out
 
 
@@ -64,7 +62,7 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        tau = _fast("rnea", RNEA, model, data, errors, "tau", (1, model.nv), driver._P0, q, qd, qdd, _EMPTY, t)
+        tau = _fast("rnea", RNEA, model, data, errors, "tau", model.nv, driver._P0, q, qd, qdd, _EMPTY, t)
         if tau is not None:
             return tau
     return _rnea(model, q, qd, qdd, t, f_ext, data, errors, "rnea")
@@ -77,7 +75,7 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     if qd is None:
         raise ValueError("qd is required")
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        h = _fast("rnea", RNEA, model, data, errors, "h", (1, model.nv), driver._P0, q, qd, _EMPTY, _EMPTY, t)
+        h = _fast("rnea", RNEA, model, data, errors, "h", model.nv, driver._P0, q, qd, _EMPTY, _EMPTY, t)
         if h is not None:
             return h
     return _rnea(model, q, qd, None, t, None, data, errors, "nonlinear_effects")
@@ -89,15 +87,10 @@ def _rnea(model, q, qd, qdd, t, f_ext, data, errors, what):
     B = None if np.ndim(q) <= 1 else len(q)
     outputs = None if data is None or model.has_couplers else {RNEA: _outputs(data, B, key, (model.nv,))}
     B, km, mim, outs, status, used, t1 = run(model, [RNEA], q, qd, qdd, None, t, f_ext, data, entry_name="rnea",
-                                             outputs=_batch_only(outputs, B))
+                                             outputs=outputs)
     tau = outs[RNEA] if mim is None else mim.tau(outs[RNEA])
-    return finish(errors, model, status, RNEA, what, used, t1, B, inputs.unbatch(B, tau),
-                  nan=(tau,) if errors == "flag" else ())
-
-
-def _batch_only(outputs, B):
-    """A Data's result arrays are written directly by a batch (a single state copies them)."""
-    return outputs if B is not None else None
+    res = outputs[RNEA] if outputs is not None else inputs.unbatch(B, tau)
+    return finish(errors, model, status, RNEA, what, used, t1, B, res, nan=(tau,) if errors == "flag" else ())
 
 
 def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
@@ -109,7 +102,7 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        qdd = _fast("aba", ABA, model, data, errors, "qdd", (1, model.nv), driver._P0, q, qd, _EMPTY, tau, t)
+        qdd = _fast("aba", ABA, model, data, errors, "qdd", model.nv, driver._P0, q, qd, _EMPTY, tau, t)
         if qdd is not None:
             return qdd
     if model.has_couplers:
@@ -118,9 +111,10 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     B = None if np.ndim(q) <= 1 else len(q)
     outputs = None if data is None else {ABA: _outputs(data, B, "qdd", (model.nv,))}
     B, km, mim, outs, status, used, t1 = run(model, [ABA], q, qd, None, tau, t, f_ext, data, entry_name="aba",
-                                             outputs=_batch_only(outputs, B))
+                                             outputs=outputs)
     qdd = outs[ABA]
-    return finish(errors, model, status, ABA, "aba", used, t1, B, inputs.unbatch(B, qdd), nan=(qdd,))
+    res = outputs[ABA] if outputs is not None else inputs.unbatch(B, qdd)
+    return finish(errors, model, status, ABA, "aba", used, t1, B, res, nan=(qdd,))
 
 
 def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
@@ -145,7 +139,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = _fast("mass_matrix", CRBA, model, data, errors, "M", (1, model.nv, model.nv), driver._P0, q, q, _EMPTY,
+        M = _fast("mass_matrix", CRBA, model, data, errors, "M", (model.nv, model.nv), driver._P0, q, q, _EMPTY,
                   _EMPTY, t)
         if M is not None:
             return M
@@ -273,17 +267,8 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
                                              _JT_P[frame == "outboard"], entry_name="joint_terms", outputs=outputs)
     if not given_qd:
         used = used[:1]
-    buf = outs[JT]
-    n = used[0][1].shape[0]
-    n1, nv = km.nbodies + 1, km.nv
-    o = 6 * n * nv
-    lead = () if B is None else (B,)
-    J = buf[:o].reshape(lead + (6, nv))
-    fields = [buf[o + k * n * n1: o + (k + 6) * n * n1].reshape(lead + (n1, 6)) for k in (0, 6, 12)]
-    Rr = buf[o + 18 * n * n1: o + 27 * n * n1].reshape(lead + (n1, 3, 3))
-    rr = buf[o + 27 * n * n1:].reshape(lead + (n1, 3))
-    res = JointTerms(J, fields[0], fields[1] if given_qd else None, Rr, rr, fields[2] if given_qd else None,
-                     frame, None if mim is None else (mim.Gv if mim.Gv is not None else inputs.unbatch(B, mim.G)))
+    res = _jt_result(outs[JT], () if B is None else (B,), km, mim, B, frame, given_qd)
+    J, Rr, rr, fields = res.J, res.R, res.r, (res.sigma, res.bias, res.twist)
     return finish(errors, model, status, JT, "joint_terms", used, t1, B, res,
                   nan=(J, Rr, rr, *fields) if errors == "flag" else ())
 
@@ -453,12 +438,13 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
     return (results, codes) if errors == "flag" else results
 
 
-def _jt_result(buf, lead, km, mim, B):
+def _jt_result(buf, lead, km, mim, B, frame="inboard", with_qd=True):
+    """``ej.JointTerms`` of the flat buffer of the joint terms (``kinematics.jt_out``)."""
     n = 1 if not lead else lead[0]
     n1, nv = km.nbodies + 1, km.nv
     o = 6 * n * nv
     fields = [buf[o + k * n * n1: o + (k + 6) * n * n1].reshape(lead + (n1, 6)) for k in (0, 6, 12)]
-    return JointTerms(buf[:o].reshape(lead + (6, nv)), fields[0], fields[1],
+    return JointTerms(buf[:o].reshape(lead + (6, nv)), fields[0], fields[1] if with_qd else None,
                       buf[o + 18 * n * n1: o + 27 * n * n1].reshape(lead + (n1, 3, 3)),
-                      buf[o + 27 * n * n1:].reshape(lead + (n1, 3)), fields[2], "inboard",
+                      buf[o + 27 * n * n1:].reshape(lead + (n1, 3)), fields[2] if with_qd else None, frame,
                       None if mim is None else (mim.Gv if mim.Gv is not None else inputs.unbatch(B, mim.G)))

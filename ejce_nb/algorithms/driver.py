@@ -23,8 +23,9 @@ The joints' paths are compiled likewise for what the model has (``paths``): a mo
 screw and quaternion joints never compiles the jets path.
 
 A new algorithm plugs in as one more slot: its per-state function ``impl(out, b, m, r, s, x, F,
-fb, P)`` -> (status, joint) (``out`` its output array, ``b`` the state's row, ``x`` the vector it
-reads: v, qdd or tau; ``P`` the integer parameters), wrapped by ``quantity``, called in
+fb, P)`` -> (status, joint) (``out`` its output for this state, or the whole output with ``b``
+the state's row; ``x`` the vector it reads: v, qdd or tau; ``P`` the integer parameters),
+wrapped by ``quantity``, called in
 ``evaluate_state`` with the forward level it needs, a row in ``SLOTS`` and ``_OUTPUT`` saying
 the shape of its output, and a public function calling ``run``.
 """
@@ -45,8 +46,10 @@ from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
 from ..model import inputs
 from ..model.layout import H_LANES, H_REC, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 
-# the quantity slots, in the order their statuses are reported
+# the quantity slots, in the order their statuses are reported (the kernels, whose output arguments
+# bear the short names, use the K_ names)
 RNEA, ABA, CRBA, FK, JT, BJ, ENERGY = range(7)
+K_RNEA, K_ABA, K_CRBA, K_FK, K_JT, K_BJ, K_ENERGY = range(7)
 SLOTS = ("rnea", "aba", "mass_matrix", "forward_kinematics", "joint_terms", "body_jacobian", "energy")
 NSLOT = len(SLOTS)
 # the integer parameters P: forward kinematics' level, the body of body_jacobian, joint terms in
@@ -80,11 +83,13 @@ def _put_status(status, b, k, st, j):
     return impl
 
 
-def quantity(impl):
+def quantity(impl, row_ndim=0):
     """The driver's part of one quantity: ``part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k)``
     runs ``impl(out, b, m, r, s, x, F, fb, P)`` where ``out`` is given and the state's input check
     ``pre`` passed, records its status in slot k and returns it; where ``out`` is None it is
-    compiled as nothing and returns (0, -1)."""
+    compiled as nothing and returns (0, -1).  ``row_ndim``: the rank of one state's output; a
+    batch's output (one more axis) is handed to ``impl`` as its row b (0: ``impl`` takes the
+    whole output and indexes it itself)."""
     def part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
         raise NotImplementedError("compiled only")
 
@@ -94,11 +99,15 @@ def quantity(impl):
     def _ov(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
         if isinstance(out, types.NoneType):
             return lambda out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k: (0, -1)
+        by_row = row_ndim > 0 and out.ndim > row_ndim
 
         def run_part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
             st, j = pre, pre_j
             if pre == 0:
-                st, j = impl(out, b, m, r, s, x, F, fb, P)
+                if by_row:
+                    st, j = impl(out[b], b, m, r, s, x, F, fb, P)
+                else:
+                    st, j = impl(out, b, m, r, s, x, F, fb, P)
             put_status(status, b, k, st, j)
             return st, j
         return run_part
@@ -109,18 +118,18 @@ def quantity(impl):
 # ---------------------------------------------------------------------------- the quantities
 @jit
 def _rnea(out, b, m, r, s, a, F, fb, P):
-    rnea_forces(m, r, s, F, fb, a, out[b])
+    rnea_forces(m, r, s, F, fb, a, out)
     return 0, -1
 
 
 @jit
 def _aba(out, b, m, r, s, tau, F, fb, P):
-    return aba_solve(m, r, s, tau, F, fb, out[b])
+    return aba_solve(m, r, s, tau, F, fb, out)
 
 
 @jit
 def _crba(out, b, m, r, s, x, F, fb, P):
-    crba_after(m, r, s, out[b])
+    crba_after(m, r, s, out)
     if P[P_RANK] != 0:
         return rank_status(m, r, s)
     return 0, -1
@@ -150,17 +159,17 @@ def _bj(out, b, m, r, s, x, F, fb, P):
 
 @jit
 def _energy(out, b, m, r, s, v, F, fb, P):
-    energy_after(m, r, v, P[P_EN_LEVEL], out[b])
+    energy_after(m, r, v, P[P_EN_LEVEL], out)
     return 0, -1
 
 
-rnea_part = quantity(_rnea)
-aba_part = quantity(_aba)
-crba_part = quantity(_crba)
+rnea_part = quantity(_rnea, 1)
+aba_part = quantity(_aba, 1)
+crba_part = quantity(_crba, 2)
 fk_part = quantity(_fk)
 jt_part = quantity(_jt)
 bj_part = quantity(_bj)
-energy_part = quantity(_energy)
+energy_part = quantity(_energy, 1)
 
 
 @jit(inline="always")
@@ -194,27 +203,28 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (given(QDD) and stt == 0):
         world = given(FK) or given(BJ) or given(EN) or (F.shape[0] > 0 and (given(TAU) or given(QDD)))
         forward(m, r, s, q, vv, aa, t, la, world, full)
-    st, j = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, RNEA)
-    st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, ABA)
+    st, j = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, K_RNEA)
+    st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, K_ABA)
     st, j = _first(st, j, st2, j2)
-    st2, j2 = crba_part(M, sq, jq, b, m, r, s, vv, F, fb, P, status, CRBA)
+    st2, j2 = crba_part(M, sq, jq, b, m, r, s, vv, F, fb, P, status, K_CRBA)
     st, j = _first(st, j, st2, j2)
     sk, jk = (sq, jq) if fk_level == 0 else ((sv, jv) if fk_level == 1 else (sa, ja))
-    st2, j2 = fk_part(FK, sk, jk, b, m, r, s, vv, F, fb, P, status, FK)
+    st2, j2 = fk_part(FK, sk, jk, b, m, r, s, vv, F, fb, P, status, K_FK)
     st, j = _first(st, j, st2, j2)
-    st2, j2 = jt_part(JT, sv, jv, b, m, r, s, vv, F, fb, P, status, JT)
+    st2, j2 = jt_part(JT, sv, jv, b, m, r, s, vv, F, fb, P, status, K_JT)
     st, j = _first(st, j, st2, j2)
-    st2, j2 = bj_part(BJ, sq, jq, b, m, r, s, vv, F, fb, P, status, BJ)
+    st2, j2 = bj_part(BJ, sq, jq, b, m, r, s, vv, F, fb, P, status, K_BJ)
     st, j = _first(st, j, st2, j2)
     st2, j2 = energy_part(EN, sq if en_level == 0 else sv, jq if en_level == 0 else jv, b, m, r, s, vv, F, fb,
-                          P, status, ENERGY)
+                          P, status, K_ENERGY)
     return _first(st, j, st2, j2)
 
 
 
 def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
-    """One state on the one-state workspace w, into row 0 of the outputs: the first status that is
-    not OK (its joint in the record's header)."""
+    """One state on the one-state workspace w (outputs of one state: tau (nv,), M (nv, nv), ...;
+    the flat buffers of kinematics and joint terms): the first status that is not OK (its joint in
+    the record's header)."""
     m, r, s = views(mb, w)
     # row 0 as a runtime integer, as the batch kernels pass it: a literal 0 would compile the
     # quantities' functions a second time (NUMBA-NOTES)
@@ -273,8 +283,8 @@ def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
                 ok = aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb)
         if ok:
             for b1 in range(b, b + LANES):
-                put_status(status, b1, RNEA, 0, -1)
-                put_status(status, b1, ABA, 0, -1)
+                put_status(status, b1, K_RNEA, 0, -1)
+                put_status(status, b1, K_ABA, 0, -1)
         else:
             for b1 in range(b, b + LANES):
                 evaluate_state(m, record_view(mb, R[c], 0), s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F,
@@ -417,6 +427,8 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     outs = [None] * NSLOT
     for k in slots:
         o = None if outputs is None else outputs.get(k)
+        if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
+            o = o[None]         # a Data's result of one state
         outs[k] = o if o is not None else _output(k, km, n, P)
     status = np.zeros((n, NSLOT, 2), dtype=np.int64)
     full = paths(km)
@@ -424,7 +436,8 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     if B is None and entry_name is not None:
         # one state, one quantity: the entry the fast path calls (compiled here on first use)
         w = data._w if data is not None else engine.one_workspace(km)
-        st = call(ONE[entry_name, full is None], km._mb, w, full, P, qk[0], V[0], A[0], TAU_IN[0], t1[0], F, *outs)
+        one1 = [o[0] if o is not None and k in (RNEA, ABA, CRBA, ENERGY) else o for k, o in enumerate(outs)]
+        st = call(ONE[entry_name, full is None], km._mb, w, full, P, qk[0], V[0], A[0], TAU_IN[0], t1[0], F, *one1)
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
         if data is None:
