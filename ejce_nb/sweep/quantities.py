@@ -7,7 +7,8 @@ Quantities of the same states share what they can, through ``Batch.shared``: ``r
 kinematics."""
 import numpy as np
 
-from ..algorithms.api import (body_jacobian, evaluate, forward_kinematics, joint_terms, kinetic_energy, mass_matrix,
+from ..algorithms import api
+from ..algorithms.api import (body_jacobian, forward_kinematics, joint_terms, kinetic_energy, mass_matrix,
                               nonlinear_effects)
 from ..errors import ModelError
 
@@ -60,9 +61,10 @@ def _vector(model):
 def _dynamics(b):
     """rnea and aba (those of the two asked for) of the same states on one forward sweep."""
     kinds = [k for k in ("rnea", "aba") if k in b.kinds]
-    return b.shared("dynamics", lambda: evaluate(b.model, b.q, b.x["qd"], b.x.get("qdd"), b.x.get("tau"), t=b.t,
-                                                 quantities=kinds, errors="flag",
-                                                 out={k: b.buffer(k) for k in kinds}))
+    x = b.x
+    return b.shared("dynamics", lambda: api.evaluate(b.model, b.q, x["qd"], x.get("qdd"), x.get("tau"), t=b.t,
+                                                     quantities=kinds, errors="flag",
+                                                     out={k: b.buffer(k) for k in kinds}))
 
 
 @register("rnea", ("qd", "qdd"), "joint forces tau (nv,) of inverse dynamics at (q, qd, qdd)", _vector)
