@@ -286,7 +286,7 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
         model, data = model.with_generic_joints(), None
     B, km, mim, outs, status, used, t1 = run(model, [BJ], q, None, None, None, t, None, data,
                                              driver._params(body=i), entry_name="body_jacobian")
-    out = outs[BJ].reshape(-1, 6, km.nv)
+    out = outs[BJ].reshape(len(t1), 6, km.nv)
     if mim is not None:
         out = mim.right(out)
     return finish(errors, model, status, BJ, "body_jacobian", used, t1, B, inputs.unbatch(B, out),
@@ -409,7 +409,7 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
         elif slot == JT:
             x = _jt_result(x, lead, km, mim, B)
         elif slot == BJ:
-            x = x.reshape(-1, 6, km.nv)
+            x = x.reshape(len(t1), 6, km.nv)
             x = x if mim is None else mim.right(x)
         elif slot == ENERGY:
             x = x[:, 2:5] / float(np.sum(model.body_mass)) if nm == "center_of_mass" else \
