@@ -6,7 +6,7 @@
 The raw figure is the batch API alone (``ej.rnea`` and ``ej.aba`` on the sweep's inputs, chunk by
 chunk as the sweep runs them); the kernels figure is the sweep's own evaluation of those
 quantities on the same arrays (rnea and aba of one state share their forward sweep there:
-``ejce_nb.algorithms.aba.rnea_and_aba``), so that "sweep vs kernels" is what the drawing, the writing and the
+``ej.evaluate``), so that "sweep vs kernels" is what the drawing, the writing and the
 bookkeeping cost, and "sweep vs raw" what a sweep costs beside writing the loop of batch calls by
 hand.  The sweep figure includes drawing the inputs, writing the outputs, their status and
 (``store_inputs=True``, the default) the inputs to the zarr store (flushed to disk) and the
@@ -49,8 +49,8 @@ def raw_run(model, res, quantities, chunk_size, shared=False):
              "nonlinear_effects": lambda s: ej.nonlinear_effects(model, x["q"][s], x["qd"][s]),
              "kinetic_energy": lambda s: ej.kinetic_energy(model, x["q"][s], x["qd"][s])}
     if shared:
-        from ejce_nb.algorithms.aba import rnea_and_aba
-        calls["pair"] = lambda s: rnea_and_aba(model, x["q"][s], x["qd"][s], x["qdd"][s], x["tau"][s])
+        calls["pair"] = lambda s: ej.evaluate(model, x["q"][s], x["qd"][s], x["qdd"][s], x["tau"][s],
+                                              quantities=["rnea", "aba"], errors="flag")
         quantities = ["pair"] + [q for q in quantities if q not in ("rnea", "aba")]
     unknown = [q for q in quantities if q not in calls]
     if unknown:

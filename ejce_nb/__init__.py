@@ -12,17 +12,15 @@ from .model.model import Model
 from .model.data import Data
 from .model.builder import ModelBuilder
 from .io import json as _json  # noqa: F401  (the JSON form: Model.to_json, Model.from_json)
-from .algorithms.kinematics import forward_kinematics, joint_terms, body_jacobian, Kinematics, JointTerms
-from .algorithms.rnea import rnea, nonlinear_effects
-from .algorithms.crba import mass_matrix, forward_dynamics_crba
-from .algorithms.aba import aba
+from .algorithms.kinematics import Kinematics, JointTerms
+from .algorithms.api import (forward_kinematics, joint_terms, body_jacobian, rnea, nonlinear_effects, mass_matrix,
+                             forward_dynamics_crba, aba, kinetic_energy, potential_energy, center_of_mass, evaluate)
 from .algorithms.constrained import (constrained_dynamics, constrained_inverse_dynamics, loop_terms,
                                      ConstrainedDynamics, ConstraintError, LoopTerms)
 from .algorithms.assembly import assemble, project_velocity
 from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
 from .algorithms.linearize import linearize, LinearSystem
 from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, com_jacobian
-from .algorithms.energy import kinetic_energy, potential_energy, center_of_mass
 from .check import check_joint, JointReport
 from .sim.driver import simulate
 from .sim.trajectory import Trajectory

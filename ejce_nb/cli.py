@@ -126,7 +126,7 @@ def dynamics_demo(model, batch=20_000, out=None):
     aba(rnea(qdd)) = qdd.  Returns the largest relative error."""
     import numba
 
-    from . import aba, rnea
+    from .algorithms.api import aba, rnea
     from .io.zoo import random_states
     out = out or sys.stdout
     q, qd, qdd = random_states(model, batch, 1)

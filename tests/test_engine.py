@@ -285,12 +285,16 @@ def test_batches_of_lane_models_equal_lone_calls_bitwise():
         numba.set_num_threads(maxth)
 
 
+def rnea_and_aba(m, Q, V, A, TAU, t=0.0):
+    res, codes = ej.evaluate(m, Q, V, A, TAU, t=t, quantities=["rnea", "aba"], errors="flag")
+    return (res["rnea"], codes["rnea"]), (res["aba"], codes["aba"])
+
+
 def test_rnea_and_aba_on_one_forward_sweep_are_the_two_calls_bitwise(model):
-    """``aba.rnea_and_aba`` (what a sweep of both runs) gives, state for state, the results and
-    statuses of ``rnea`` and ``aba`` called apart: in groups of lanes (with a gimbal lock, a state
-    near one, bad inputs and a quaternion far from unit among them), state by state on a model
-    without lanes, on a ragged tail, and on one or all threads."""
-    from ejce_nb.algorithms.aba import rnea_and_aba
+    """``ej.evaluate`` of rnea and aba (what a sweep of both runs) gives, state for state, the
+    results and statuses of ``rnea`` and ``aba`` called apart: in groups of lanes (with a gimbal
+    lock, a state near one, bad inputs and a quaternion far from unit among them), state by state
+    on a model without lanes, on a ragged tail, and on one or all threads."""
     lane = _lane_tree()
     B = 41
     cases = []
@@ -330,6 +334,38 @@ def test_rnea_and_aba_on_one_forward_sweep_are_the_two_calls_bitwise(model):
         ej.Status.SINGULAR_JOINT, ej.Status.NEAR_SINGULAR_JOINT, ej.Status.NONFINITE_INPUT, 0,
         ej.Status.QUATERNION_NOT_UNIT, ej.Status.NONFINITE_INPUT]
     assert np.all(np.isnan(qdd[9])) and np.all(np.isfinite(qdd[14])) and np.all(np.isfinite(tau[9]))
+
+
+def test_evaluate_shares_one_sweep_and_gives_each_function_s_result_bitwise(model):
+    """``ej.evaluate`` of several quantities (one forward sweep per state) equals the functions
+    called apart, for a batch (one with a bad qdd and one with a bad tau: each quantity has its
+    own status) and for one state; a generic twin gives the same to rounding."""
+    Q, V, A = _states(model, 9, 31)
+    TAU = np.random.default_rng(31).normal(size=(9, model.nv))
+    A[2, 0] = np.nan
+    TAU[5, 1] = np.inf
+    names = ["rnea", "aba", "mass_matrix", "forward_kinematics", "kinetic_energy"]
+    res, codes = ej.evaluate(model, Q, V, A, TAU, quantities=names, errors="flag")
+    want = {"rnea": ej.rnea(model, Q, V, A, errors="flag"), "aba": ej.aba(model, Q, V, TAU, errors="flag"),
+            "mass_matrix": ej.mass_matrix(model, Q, errors="flag"),
+            "kinetic_energy": ej.kinetic_energy(model, Q, V, errors="flag")}
+    for nm, (x, st) in want.items():
+        np.testing.assert_array_equal(res[nm], x, err_msg=nm)
+        np.testing.assert_array_equal(codes[nm], st, err_msg=nm)
+    assert codes["rnea"][2] == ej.Status.NONFINITE_INPUT and codes["aba"][2] == 0
+    assert codes["aba"][5] == ej.Status.NONFINITE_INPUT and codes["rnea"][5] == 0
+    kin, st = ej.forward_kinematics(model, Q, V, A, errors="flag")
+    np.testing.assert_array_equal(codes["forward_kinematics"], st)
+    for f in ("R", "p", "omega", "v", "alpha", "a"):
+        np.testing.assert_array_equal(getattr(res["forward_kinematics"], f), getattr(kin, f), err_msg=f)
+    one = ej.evaluate(model, Q[0], V[0], A[0], TAU[0], quantities=names)
+    np.testing.assert_array_equal(one["rnea"], ej.rnea(model, Q[0], V[0], A[0]))
+    np.testing.assert_array_equal(one["mass_matrix"], ej.mass_matrix(model, Q[0]))
+    assert one["kinetic_energy"] == ej.kinetic_energy(model, Q[0], V[0])
+    with pytest.raises(ValueError, match="qdd contains NaN or inf"):
+        ej.evaluate(model, Q, V, A, TAU, quantities=["rnea"])
+    with pytest.raises(ValueError, match="unknown quantity"):
+        ej.evaluate(model, Q, V, A, TAU, quantities=["nope"])
 
 
 def test_concurrent_calls_from_python_threads_equal_serial_calls(model):

@@ -20,16 +20,14 @@ by joint i has no inertia along S_i (a massless subtree); the sample's status th
 in a batch, the samples.
 """
 import numpy as np
-from numba import prange, types
+from numba import types
 from numba.extending import overload
 
-from . import engine
 from ..model import inputs
-from .._jit import call, entry, jit, pjit
+from .._jit import jit
 from .kinematics import forward
-from ..core.lanes import LANES, from_lanes, get, lanes_of, load_row, minimum, put, store_row, to_lanes, zero_of
-from ..model.layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
-from .rnea import _ND, _NO_FORCE, inverse_dynamics, rnea_forces, rnea_state, wrench_in_C
+from ..core.lanes import get, load_row, minimum, put, store_row, zero_of
+from .rnea import wrench_in_C
 from ..core.spatial import (add21, add6, axpy6, crf, crm, dot6, inertia_mul, ld21, ld3, ld6, ld9, rigid21,
                       st21, st6, sub6, sym_mul, sym_sub_outer, sym_to_parent, xforce_T, xmotion)
 
@@ -102,10 +100,10 @@ def _joint_residual(S, vs, nvj, W):
 
 
 @jit
-def aba_state(m, r, s, q, v, tau, t, F, fb, generic, qdd):
+def aba_state(m, r, s, q, v, tau, t, F, fb, full, qdd):
     """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
     accelerations computed."""
-    forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, generic)
+    forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, full)
     return aba_solve(m, r, s, tau, F, fb, qdd)
 
 
@@ -254,202 +252,3 @@ def aba_solve(m, r, s, tau, F, fb, qdd):
     if near >= 0:
         return inputs.NEAR_SINGULAR, near
     return 0, -1
-
-
-@entry
-def aba_one(mb, w, q, v, tau, t, F, qdd):
-    m, r, s = views(mb, w)
-    generic = s.flags[0] != 0.0
-    st, j = inputs.check(m, q, v, tau, 2, t)
-    if st == 0:
-        st, j = aba_state(m, r, s, q, v, tau, t, F, 0, generic, qdd)
-    r.hdr[REC_JOINT] = j
-    return st
-
-
-@pjit
-def aba_many(mb, R, S, per_state, Q, V, TAU, T, F, generic, QDD, status):
-    """Where the model allows (and the records are not kept per state), states run in groups of
-    LANES (``lanes``); a group with a bad sample, or one the lanes find singular or near it,
-    runs state by state, so that every state's result and status are those of a lone call."""
-    B = Q.shape[0]
-    nchunk = S.shape[0]
-    grouped = mb[H_LANES] != 0 and not per_state and not generic
-    for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        b = c * B // nchunk
-        end = (c + 1) * B // nchunk
-        if grouped:
-            rg, sg = group_views(mb, S[c], mb[H_SCR])
-            while b + LANES <= end:
-                ok = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status)
-                if ok:
-                    to_lanes(sg.lq, Q, b)
-                    to_lanes(sg.lv, V, b)
-                    to_lanes(sg.la, TAU, b)
-                    fb = (b, 1) if F.shape[0] > 1 else (0, 0)
-                    st, j = aba_state(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), F, fb, False, sg.lo)
-                    if st == 0:
-                        from_lanes(QDD, b, sg.lo)
-                    else:
-                        ok = False
-                if not ok:
-                    for b1 in range(b, b + LANES):
-                        if status[b1, 0] == 0:
-                            r = record_view(mb, R[c], 0)
-                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
-                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
-                            status[b1, 0] = st
-                            status[b1, 1] = j
-                b += LANES
-        for b1 in range(b, end):
-            r = record_view(mb, R[b1] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
-            if st == 0:
-                st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, b1 if F.shape[0] > 1 else 0,
-                                  generic, QDD[b1])
-            status[b1, 0] = st
-            status[b1, 1] = j
-
-
-@pjit
-def rnea_aba_many(mb, R, S, Q, V, A, TAU, T, F, generic, TAU_OUT, QDD, status_rnea, status_aba):
-    """rnea at (Q, V, A) into TAU_OUT and aba at (Q, V, TAU) into QDD, with the statuses of each,
-    bit for bit what ``rnea_many`` and ``aba_many`` give, with one forward sweep for both: the
-    joints (X_i, S_i, vJ_i, cJ_i) and twists v_i at (q, qd, t), which take most of either, are
-    what both read.  A group of LANES states runs both on one group record; a state alone runs
-    rnea and then aba on one record, which ``kinematics.forward`` finds already at (q, qd, t)."""
-    B = Q.shape[0]
-    nchunk = S.shape[0]
-    has_f = F.shape[0] > 0
-    grouped = mb[H_LANES] != 0 and not generic
-    for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        b = c * B // nchunk
-        end = (c + 1) * B // nchunk
-        if grouped:
-            rg, sg = group_views(mb, S[c], mb[H_SCR])
-            while b + LANES <= end:
-                ok_r = inputs.check_group(m, Q, V, A, False, s.zv, T, b, status_rnea)
-                ok_a = inputs.check_group(m, Q, V, TAU, False, s.zv, T, b, status_aba)
-                fb = (b, 1) if F.shape[0] > 1 else (0, 0)
-                if ok_r and ok_a:
-                    to_lanes(sg.lq, Q, b)
-                    to_lanes(sg.lv, V, b)
-                    to_lanes(sg.la, A, b)
-                    forward(m, rg, sg, sg.lq, sg.lv, sg.la, lanes_of(T, b), 2, has_f, False)
-                    rnea_forces(m, rg, sg, F, fb, sg.la, sg.lo)
-                    from_lanes(TAU_OUT, b, sg.lo)
-                    to_lanes(sg.la, TAU, b)
-                    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
-                    if st == 0:
-                        from_lanes(QDD, b, sg.lo)
-                    else:
-                        # singular or near it: each state alone says which joint, and how near
-                        for b1 in range(b, b + LANES):
-                            r = record_view(mb, R[c], 0)
-                            st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F,
-                                              b1 if F.shape[0] > 1 else 0, False, QDD[b1])
-                            status_aba[b1, 0] = st
-                            status_aba[b1, 1] = j
-                else:
-                    for b1 in range(b, b + LANES):
-                        rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, False, TAU_OUT,
-                                       QDD, status_rnea, status_aba)
-                b += LANES
-        for b1 in range(b, end):
-            st, j = inputs.check(m, Q[b1], V[b1], A[b1], 2, T[b1])
-            status_rnea[b1, 0] = st
-            status_rnea[b1, 1] = j
-            st, j = inputs.check(m, Q[b1], V[b1], TAU[b1], 2, T[b1])
-            status_aba[b1, 0] = st
-            status_aba[b1, 1] = j
-            rnea_aba_state(m, record_view(mb, R[c], 0), s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD,
-                           status_rnea, status_aba)
-
-
-@jit
-def rnea_aba_state(m, r, s, Q, V, A, TAU, T, F, b1, generic, TAU_OUT, QDD, status_rnea, status_aba):
-    """State b1 alone, each algorithm where its input check passed (status 0): rnea, then aba on
-    the same record, whose forward sweep finds the joints and twists already at (q, qd, t)."""
-    f1 = b1 if F.shape[0] > 1 else 0
-    if status_rnea[b1, 0] == 0:
-        rnea_state(m, r, s, Q[b1], V[b1], A[b1], T[b1], F, f1, generic, TAU_OUT[b1])
-    if status_aba[b1, 0] == 0:
-        st, j = aba_state(m, r, s, Q[b1], V[b1], TAU[b1], T[b1], F, f1, generic, QDD[b1])
-        status_aba[b1, 0] = st
-        status_aba[b1, 1] = j
-
-
-def rnea_and_aba(model, q, qd, qdd, tau, t=0.0, out=(None, None)):
-    """``(rnea(q, qd, qdd), aba(q, qd, tau))`` of a batch with ``errors="flag"``: ((tau, status),
-    (qdd, status)), bit for bit what the two calls return (the statuses as views, not copies),
-    in about the time of the aba alone (``rnea_aba_many``).  ``out``: arrays the results are
-    written into where they fit, as for ``rnea.inverse_dynamics``.  A model with mimic joints (or
-    a single state) makes the two calls."""
-    if model.has_mimic or np.ndim(q) != 2:
-        return (inverse_dynamics(model, q, qd, qdd, t, errors="flag", out=out[0]),
-                forward_dynamics(model, q, qd, tau, t, errors="flag", out=out[1]))
-    B, q2, (qd2, qdd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (qdd, "qdd"), (tau, "tau")), t)
-    n = q2.shape[0]
-    F = inputs.fext_array(model, None, B)
-    st_r, st_a = engine.status_array(n), engine.status_array(n)
-    tau_o = engine.result_array(out[0], n, model.nv)
-    qdd_o = engine.result_array(out[1], n, model.nv)
-    R, S, _, token = engine.batch_workspace(model, n, None)
-    rnea_aba_many(model._mb, R, S, q2, qd2, qdd2, tau2, t1, F, False, tau_o, qdd_o, st_r, st_a)
-    engine.release_batch(token)
-    tau_o[st_r[:, 0] != 0] = np.nan
-    qdd_o[(st_a[:, 0] != 0) & (st_a[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
-    return (tau_o, st_r[:, 0]), (qdd_o, st_a[:, 0])
-
-
-def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
-    """Accelerations qdd (..., nv) under joint forces tau, gravity and optional world-frame
-    external wrenches f_ext (..., N+1, 6), in O(N) by the articulated-body algorithm.
-
-    Raises ej.SingularJointError naming the joint and configuration (and the samples of a batch)
-    where a joint's Jacobian loses rank or a massless subtree makes the dynamics singular
-    (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
-    Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
-    if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
-        qdd = engine.one_state(aba_one, model, data, errors, "qdd", model.nv, q, qd, tau, t, _NO_FORCE)
-        if qdd is not None:
-            return engine.flagged(errors, qdd)
-    return forward_dynamics(model, q, qd, tau, t, f_ext, data, errors)
-
-
-def forward_dynamics(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", generic=False, out=None):
-    """``aba`` through the input layer (any shapes, data=, errors=, mimic joints); ``out`` as for
-    ``rnea.inverse_dynamics``."""
-    if model.has_mimic:
-        from .crba import forward_dynamics_crba
-        return forward_dynamics_crba(model, q, qd, tau, t, f_ext, errors)
-    inputs.check_errors_arg(errors)
-    B, q2, (qd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (tau, "tau")), t)
-    if data is not None:
-        data._check(model, B)
-    F = inputs.fext_array(model, f_ext, B)
-    n = q2.shape[0]
-    status = engine.status_array(n)
-    if B is None:
-        qdd = data._result("qdd", (model.nv,)) if data is not None else np.empty(model.nv)
-        w = data._w if data is not None else engine.one_workspace(model)
-        engine.set_generic(model, w, generic)
-        status[0, 0] = call(aba_one, model._mb, w, q2[0], qd2[0], tau2[0], t1[0], F, qdd)
-        engine.set_generic(model, w, False)
-        status[0, 1] = int(w[REC_JOINT])
-        if data is None:
-            engine.release(model, w)
-        qdd = qdd[None]
-    else:
-        qdd = data._result("qdd", (n, model.nv)) if data is not None else engine.result_array(out, n, model.nv)
-        R, S, per_state, token = engine.batch_workspace(model, n, data)
-        aba_many(model._mb, R, S, per_state, q2, qd2, tau2, t1, F, generic, qdd, status)
-        engine.release_batch(token)
-    qdd[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
-    return inputs.flag_or_raise(errors, model, status, "aba", ["q", "qd", "tau"], [q2, qd2, tau2], t1, B,
-                                inputs.unbatch(B, qdd))

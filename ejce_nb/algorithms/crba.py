@@ -13,18 +13,23 @@ cross-check of ``aba`` that reports the same singular configurations.
 import numpy as np
 from numba import prange
 
-from . import engine
 from ..model import inputs
-from .._jit import call, entry, jit, pjit
+from .._jit import jit, pjit
 from .kinematics import forward
-from ..model.layout import REC_JOINT, model_view, record_view, scratch_view, views
-from .rnea import _ND, inverse_dynamics
 from ..core.spatial import add21, ld21, ld3, ld6, ld9, rigid21, st21, sym_mul, sym_to_parent, xforce_T
 
 
 @jit
-def crba_state(m, r, s, q, t, generic, M):
-    forward(m, r, s, q, s.zv, s.zv, t, 0, False, generic)
+def crba_state(m, r, s, q, t, full, M):
+    """M of one state (the forward sweep to the joints, then ``crba_after``)."""
+    forward(m, r, s, q, s.zv, s.zv, t, 0, False, full)
+    crba_after(m, r, s, M)
+
+
+@jit
+def crba_after(m, r, s, M):
+    """M from the joints of the record r (X_i, S_i): composite inertias inward, then each
+    column block I^c_i S_i carried to the ancestors."""
     n1 = m.body_parent.shape[0]
     IC = s.IA
     F = s.W
@@ -77,10 +82,16 @@ def crba_state(m, r, s, q, t, generic, M):
 
 
 @jit
-def crba_checked(m, r, s, q, t, generic, M):
-    """``crba_state``, then the rank of every joint's Jacobian: returns (SINGULAR_JOINT, joint)
-    where one lost rank, (NEAR_SINGULAR, joint) near that, else (0, -1)."""
-    crba_state(m, r, s, q, t, generic, M)
+def crba_checked(m, r, s, q, t, full, M):
+    """``crba_state``, then ``rank_status``."""
+    crba_state(m, r, s, q, t, full, M)
+    return rank_status(m, r, s)
+
+
+@jit
+def rank_status(m, r, s):
+    """The rank of every joint's Jacobian S_i in the record r: (SINGULAR_JOINT, joint) where one
+    lost rank, (NEAR_SINGULAR, joint) near that, else (0, -1)."""
     st = 0
     j = -1
     for i in range(1, m.body_parent.shape[0]):
@@ -92,113 +103,6 @@ def crba_checked(m, r, s, q, t, generic, M):
                 st = inputs.NEAR_SINGULAR
                 j = i
     return st, j
-
-
-@entry
-def crba_one(mb, w, q, t, M):
-    m, r, s = views(mb, w)
-    generic = s.flags[0] != 0.0
-    st, j = inputs.check(m, q, q, q, 0, t)
-    if st != 0:
-        r.hdr[REC_JOINT] = j
-        return st
-    crba_state(m, r, s, q, t, generic, M)
-    return 0
-
-
-@jit
-def crba_samples(mb, R, S, per_state, Q, T, generic, rank, M, status, c, nchunk):
-    """M of the samples of chunk c of nchunk; with ``rank``, a sample whose joint Jacobians
-    lose rank is marked."""
-    B = Q.shape[0]
-    m = model_view(mb)
-    s = scratch_view(mb, S[c], 0)
-    for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-        r = record_view(mb, R[b] if per_state else R[c], 0)
-        st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
-        if st == 0:
-            if rank:
-                st, j = crba_checked(m, r, s, Q[b], T[b], generic, M[b])
-            else:
-                crba_state(m, r, s, Q[b], T[b], generic, M[b])
-        status[b, 0] = st
-        status[b, 1] = j
-
-
-@pjit
-def crba_many(mb, R, S, per_state, Q, T, generic, rank, M, status):
-    """M of every sample (``crba_samples``), the chunks in parallel."""
-    nchunk = S.shape[0]
-    for c in prange(nchunk):
-        crba_samples(mb, R, S, per_state, Q, T, generic, rank, M, status, c, nchunk)
-
-
-def _mass(model, q2, t1, B, data, generic=False):
-    """M of the kernel model (n, nv, nv), its status, the kernel model and its coordinates."""
-    km, mim = inputs.kernel_model(model)
-    qk = q2 if mim is None else mim.q(q2)
-    n = q2.shape[0]
-    shape = (n, km.nv, km.nv)
-    if data is not None and mim is None:
-        M = data._result("M", shape[1:])[None] if B is None else data._result("M", shape)
-    else:
-        M = np.empty(shape)
-    status = engine.status_array(n)
-    if B is None:
-        w = data._w if data is not None else engine.one_workspace(km)
-        engine.set_generic(km, w, generic)
-        status[0, 0] = call(crba_one, km._mb, w, qk[0], t1[0], M[0])
-        engine.set_generic(km, w, False)
-        status[0, 1] = int(w[REC_JOINT])
-        if data is None:
-            engine.release(km, w)
-    else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
-        crba_many(km._mb, R, S, per_state, qk, t1, generic, False, M, status)
-        engine.release_batch(token)
-    if mim is not None:
-        M = mim.mass(M)
-    return M, status, km, qk
-
-
-def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
-    """Joint-space mass matrix M(q, t) (..., nv, nv), symmetric; positive definite except where a
-    joint's Jacobian loses rank (gimbal lock) or a subtree is massless, where it is returned as
-    it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those.
-
-    ``condition=True`` also returns M's condition number (2-norm; inf where M is singular),
-    a float or (B,): ``(M, cond)`` (``(M, cond, status)`` with ``errors="flag"``)."""
-    if condition:
-        res = joint_space_inertia(model, q, t, data, errors)
-        M = res[0] if errors == "flag" else res
-        # flagged samples (NaN rows) get a NaN condition, the others M's
-        M3 = M.reshape((-1,) + M.shape[-2:])
-        ok = np.isfinite(M3).all(axis=(1, 2))
-        c3 = np.full(M3.shape[0], np.nan)
-        if ok.any():
-            with np.errstate(all="ignore"):
-                c3[ok] = np.linalg.cond(M3[ok]) if M3.shape[-1] else 1.0
-            c3[ok] = np.where(np.isnan(c3[ok]), np.inf, c3[ok])
-        cond = c3.reshape(M.shape[:-2])
-        cond = float(cond) if np.ndim(cond) == 0 else cond
-        return (M, cond, res[1]) if errors == "flag" else (M, cond)
-    if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = engine.one_state(crba_one, model, data, errors, "M", (model.nv, model.nv), q, t)
-        if M is not None:
-            return engine.flagged(errors, M)
-    return joint_space_inertia(model, q, t, data, errors)
-
-
-def joint_space_inertia(model, q, t=0.0, data=None, errors="raise", generic=False):
-    """``mass_matrix`` through the input layer (any shapes, mimic joints, data=, errors=)."""
-    inputs.check_errors_arg(errors)
-    B, q2, _, t1 = inputs.states(model, q, (), t)
-    if data is not None:
-        data._check(model, B)
-    M, status, _, _ = _mass(model, q2, t1, B, data, generic)
-    if errors == "flag":
-        M[status[:, 0] != 0] = np.nan
-    return inputs.flag_or_raise(errors, model, status, "mass_matrix", ["q"], [q2], t1, B, inputs.unbatch(B, M))
 
 
 @jit
@@ -239,44 +143,3 @@ def _chol_solve(M, rhs, out, scale_tol):
 def _chol_solve_batch(M, rhs, out, col, scale_tol):
     for b in prange(M.shape[0]):
         col[b] = _chol_solve(M[b], rhs[b], out[b], scale_tol)
-
-
-def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
-    """qdd (..., nv) from M(q, t) qdd = tau - h(q, qd, t) + (external wrenches), by Cholesky of
-    the CRBA mass matrix: O(nv^3), the same result as ``aba``.  Raises ej.SingularJointError
-    (naming the joint, and the samples of a batch) where M is singular."""
-    inputs.check_errors_arg(errors)
-    B, q2, (qd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (tau, "tau")), t)
-    n, nv = q2.shape[0], model.nv
-    km, mim = inputs.kernel_model(model)
-    qk = q2 if mim is None else mim.q(q2)
-    Mk = np.empty((n, km.nv, km.nv))
-    status = engine.status_array(n)
-    R, S, per_state, token = engine.batch_workspace(km, n, None)
-    if n == 1:
-        # one state on this thread (no thread pool to wake)
-        crba_samples(km._mb, R, S, per_state, qk, t1, False, True, Mk, status, 0, 1)
-    else:
-        crba_many(km._mb, R, S, per_state, qk, t1, False, True, Mk, status)
-    engine.release_batch(token)
-    M = Mk if mim is None else mim.mass(Mk)
-    if B is None:
-        # one state: the serial kernels (no thread pool to wake)
-        h = inverse_dynamics(model, q2[0], qd2[0], None, float(t1[0]), f_ext, errors="flag")[0][None]
-    else:
-        h = inverse_dynamics(model, q2, qd2, None, t1, f_ext, errors="flag")[0]
-    rhs = np.ascontiguousarray(tau2 - h)
-    out = np.empty((n, nv))
-    col = np.full(n, -1, dtype=np.int64)
-    if n == 1:
-        col[0] = _chol_solve(np.array(M[0]), rhs[0], out[0], 1e-13)
-    else:
-        _chol_solve_batch(np.ascontiguousarray(M), rhs, out, col, 1e-13)
-    vjoint = np.repeat(np.arange(model.nbodies + 1), model.jnt_nv)
-    for b in np.nonzero((col >= 0) & ((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR)))[0]:
-        status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])
-    out[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
-    fin = np.isfinite(tau2).all(axis=1) & np.isfinite(qd2).all(axis=1)
-    status[(status[:, 0] == 0) & ~fin] = (inputs.NONFINITE, -1)
-    return inputs.flag_or_raise(errors, model, status, "forward_dynamics_crba", ["q", "qd", "tau"],
-                                [q2, qd2, tau2], t1, B, inputs.unbatch(B, out))

@@ -1,5 +1,5 @@
-"""How a public call reaches the kernels: workspaces (pooled per model, or an ``ej.Data``),
-batches split into chunks run in parallel, and the status the kernels report.
+"""The kernels' workspaces: pooled per model, or an ``ej.Data``'s, and how a batch is split into
+chunks (``driver`` runs them).
 
 A single state runs on one flat workspace (record, then scratch: ``layout``); a batch of B states
 on a record array (one row per chunk, or one per state when an ``ej.Data`` keeps them) and a
@@ -58,39 +58,6 @@ def check_errors(errors):
         raise ValueError(f'errors must be "raise" or "flag", got {errors!r}')
 
 
-def one_state(kernel, model, data, errors, key, shape, *args):
-    """The fast path of every public one-state call: ``kernel(model._mb, workspace, *args, out)``
-    on the caller's arrays untouched, with a pooled workspace (or the Data's).  Returns ``out``
-    when the kernel ran and reported OK; None when the call must go through the input layer
-    (first call, arrays the kernel is not compiled for, a mimic model, a bad state: the input
-    layer converts, checks and reports it).  ``errors`` is checked here, on every call; the
-    caller wraps ``out`` with ``flagged``, so both paths give the same return type."""
-    check_errors(errors)
-    if not kernel.ready:
-        return None
-    w, pool = acquire(model, data)
-    if w is None:
-        return None
-    out = np.empty(shape) if pool is not None else data._one(key, shape)
-    try:
-        st = kernel(model._mb, w, *args, out)
-    except (TypeError, ValueError):     # arguments the kernel is not compiled for
-        st = -1
-    if pool is not None:
-        pool.append(w)
-    return out if st == 0 else None
-
-
-def flagged(errors, result):
-    """A good one-state result as the public function returns it: (result, 0) for
-    ``errors="flag"``, else the result (the input layer's ``flag_or_raise`` for one state)."""
-    return (result, 0) if errors == "flag" else result
-
-
-def set_generic(km, w, generic):
-    """Flag a one-state workspace for the generic joint path (a test of the other paths)."""
-    w[int(km._mb[layout.H_REC] + km._mb[layout.SLOT["flags"]])] = 1.0 if generic else 0.0
-
 def batch_workspace(km, B, data):
     """(records, scratch, per_state) for a batch of B states: the Data's records (one per state)
     or pooled per-chunk records."""
@@ -111,10 +78,6 @@ def batch_workspace(km, B, data):
 def release_batch(token):
     if token is not None:
         token[0].append(token[1])
-
-
-def status_array(B):
-    return np.zeros((B, 2), dtype=np.int64)
 
 
 def result_array(out, n, nv, usable=True):

@@ -15,16 +15,11 @@ the classical acceleration RC_i (a_C + w' x bo + w x (v_C + w x bo)) + g.
 state (bitwise) reuses it: the joints (X, S) for the same (q, t), the twists for the same qd, the
 accelerations for the same qdd, the world frames for the same (q, t).
 """
-import numpy as np
-from numba import prange
 from numba.extending import overload
 
-from . import engine
-from ..model import inputs
-from .._jit import call, entry, jit, pjit
+from .._jit import jit
 from ..core.ejce import joint_position, joint_velocity
-from ..model.layout import (H_N1, REC_ACC, REC_GENERIC, REC_JOINT, REC_POS, REC_T, REC_VEL, REC_WORLD, model_view,
-                     record_view, rows, scratch_view, views)
+from ..model.layout import REC_ACC, REC_POS, REC_T, REC_VEL, REC_WORLD, rows
 from ..core.lanes import Lanes, get, zero_of
 from ..core.spatial import (EYE9, ZERO3, ZERO6, add, add6, axpy6, cross, crm, ld3, ld6, ld9, mmT, mv, st3,
                       st6, st9, xmotion)
@@ -79,13 +74,13 @@ def _keep_t_ov(h, t):
 
 
 @jit
-def forward(m, r, s, q, v, a, t, level, world, generic):
+def forward(m, r, s, q, v, a, t, level, world, full):
     """Bring the record r to the state (q, v, a, t): the joints always, twists for level >= 1,
     accelerations (gravity as a base acceleration) for level 2, world frames with ``world``.
-    What r already holds for this state is kept."""
+    What r already holds for this state is kept.  ``full``: which joint paths are compiled
+    (``ejce.joint_position``)."""
     h = r.hdr
-    g = 1.0 if generic else 0.0
-    pos = h[REC_POS] == 1.0 and h[REC_T] == t and h[REC_GENERIC] == g and _same(r.qkey, q)
+    pos = h[REC_POS] == 1.0 and h[REC_T] == t and _same(r.qkey, q)
     vel = level >= 1 and pos and h[REC_VEL] == 1.0 and _same(r.vkey, v)
     acc = level >= 2 and vel and h[REC_ACC] == 1.0 and _same(r.akey, a)
     need_vel = level >= 1 and not vel
@@ -110,9 +105,9 @@ def forward(m, r, s, q, v, a, t, level, world, generic):
     for i in range(1, m.body_parent.shape[0]):
         l = m.body_parent[i]
         if not pos:
-            joint_position(m, r, s, i, q, vj, t, generic)
+            joint_position(m, r, s, i, q, vj, t, full)
         if need_vel:
-            joint_velocity(m, r, s, i, q, v, t, generic, not pos and level >= 1)
+            joint_velocity(m, r, s, i, q, v, t, full, not pos and level >= 1)
             if l == 0:
                 vi = add6(Z6, ld6(r.vJ, i))
             else:
@@ -148,7 +143,6 @@ def forward(m, r, s, q, v, a, t, level, world, generic):
     if not pos:
         _keep(r.qkey, q)
         _keep_t(h, t)
-        h[REC_GENERIC] = g
         h[REC_POS] = 1.0
     if need_vel:
         _keep(r.vkey, v)
@@ -215,38 +209,6 @@ def world_kinematics(m, r, level, b, R, p, w, vo, al, ao):
                 st3(ao, o + i, add(mv(RC, ab), (grav[0], grav[1], grav[2])))
 
 
-@entry
-def fk_one(mb, w, q, v, a, t, level, out):
-    m, r, s = views(mb, w)
-    generic = s.flags[0] != 0.0
-    st, j = inputs.check(m, q, v, a, level, t)
-    if st != 0:
-        r.hdr[REC_JOINT] = j
-        return st
-    forward(m, r, s, q, v, a, t, level, True, generic)
-    world_kinematics(m, r, level, 0, *fk_out(out, 1, mb[H_N1], level))
-    return 0
-
-
-@pjit
-def fk_many(mb, R, S, per_state, Q, V, A, T, level, generic, out, status):
-    B = Q.shape[0]
-    nchunk = S.shape[0]
-    views_out = fk_out(out, B, mb[H_N1], level)
-    for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b], V[b], A[b], level, T[b])
-            status[b, 0] = st
-            status[b, 1] = j
-            if st != 0:
-                continue
-            forward(m, r, s, Q[b], V[b], A[b], T[b], level, True, generic)
-            world_kinematics(m, r, level, b, *views_out)
-
-
 class Kinematics:
     """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a
     (``(..., N+1, 3, 3)`` and ``(..., N+1, 3)``; omega, v need qd; alpha, a need qdd)."""
@@ -285,94 +247,6 @@ class Kinematics:
     def __repr__(self):
         fields = [k for k in ("R", "p", "omega", "v", "alpha", "a") if getattr(self, k) is not None]
         return f"<ej.Kinematics {self.p.shape[:-1]}: {', '.join(fields)}>"
-
-
-def _fk_buffer(km, B, single, level, out, data):
-    n1 = km.nbodies + 1
-    size = fk_size(1 if single else B, n1, level)
-    if data is not None:
-        return data._result(("fk", level), (size,))
-    if out is None:
-        return np.empty(size)
-    if not isinstance(out, Kinematics):
-        raise ValueError(f"out must be an ej.Kinematics from an earlier call, got {type(out).__name__}")
-    want = (() if single else (B,)) + (n1, 3, 3)
-    if out._buf.shape != (size,) or out._level != level or out.R.shape != want:
-        raise ValueError(f"out.R must be a Kinematics of the same shape: {want} with the same fields, "
-                         f"got {out.R.shape}")
-    return out._buf
-
-
-def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, errors="raise"):
-    """World-frame pose, twist and classical acceleration of every body origin.
-
-    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  Velocities need ``qd``,
-    accelerations need ``qd`` and ``qdd``.  Returns ``ej.Kinematics`` with R (..., N+1, 3, 3) and
-    p, omega, v, alpha, a (..., N+1, 3); row 0 is the world.  ``out``: a Kinematics of an earlier
-    call with the same shapes, whose arrays are overwritten and returned.  ``data``: an
-    ``ej.Data`` whose record is reused and kept (see ``ej.Data``)."""
-    if qdd is not None and qd is None:
-        raise ValueError("qdd given without qd: accelerations need the velocities too")
-    level = 0 if qd is None else (1 if qdd is None else 2)
-    if out is None and type(q) is np.ndarray and q.ndim == 1 and type(t) is float:
-        # one state, nothing to convert: straight to the kernel (anything else: the input layer)
-        n1 = model.nbodies + 1
-        v = q if qd is None else qd
-        buf = engine.one_state(fk_one, model, data, errors, ("fk", level), n1 * _FK_WIDTH[level], q, v,
-                               v if qdd is None else qdd, t, level)
-        if buf is not None:
-            return engine.flagged(errors, Kinematics(buf, (), n1, level))
-    return _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level)
-
-
-def _forward_kinematics(model, q, qd, qdd, t, out, data, errors, level, generic=False):
-    inputs.check_errors_arg(errors)
-    vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd")) if x is not None]
-    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
-    if data is not None:
-        data._check(model, B)
-    km, mim = inputs.kernel_model(model)
-    if mim is None:
-        qk, vk = q2, vs
-    else:
-        qk, vf, af = mim.expand(q2, *vs)
-        vk = [x for x in (vf, af) if x is not None]
-    V = vk[0] if level >= 1 else np.zeros((qk.shape[0], km.nv))
-    A = vk[1] if level >= 2 else V
-    buf = _fk_buffer(km, B, B is None, level, out, data)
-    n = qk.shape[0]
-    status = engine.status_array(n)
-    if B is None:
-        w = data._w if data is not None else engine.one_workspace(km)
-        engine.set_generic(km, w, generic)
-        status[0, 0] = call(fk_one, km._mb, w, qk[0], V[0], A[0], t1[0], level, buf)
-        engine.set_generic(km, w, False)
-        if data is None:
-            engine.release(km, w)
-        if status[0, 0] != 0:
-            status[0, 1] = int(w[REC_JOINT])
-    else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
-        fk_many(km._mb, R, S, per_state, qk, V, A, t1, level, generic, buf, status)
-        engine.release_batch(token)
-    res = out if out is not None else Kinematics(buf, () if B is None else (B,), km.nbodies + 1, level)
-    if errors == "flag":
-        _nan_rows(status, B is None, res.R, res.p, res.omega, res.v, res.alpha, res.a)
-    names = ["q"] + [nm for _, nm in vecs]
-    return inputs.flag_or_raise(errors, model, status, "forward_kinematics", names, [q2] + vs, t1, B, res)
-
-
-def _nan_rows(status, single, *arrays):
-    """Results of the samples a batch could not compute are NaN (those of one state: all of
-    them, when it could not be computed)."""
-    bad = status[:, 0] != 0
-    if np.any(bad):
-        for a in arrays:
-            if a is not None:
-                if single:
-                    a[...] = np.nan
-                else:
-                    a[bad] = np.nan
 
 
 # ---------------------------------------------------------------------------- joint terms
@@ -429,38 +303,6 @@ def joint_terms_state(m, r, v, outboard, b, J, sig, bias, tw, R, p):
         st6(bias, o + i, mv(Rr, (c[0], c[1], c[2])) + add(mv(Rr, (c[3], c[4], c[5])), cross(wr, vr)))
 
 
-@entry
-def jt_one(mb, w, q, v, t, outboard, out):
-    m, r, s = views(mb, w)
-    generic = s.flags[0] != 0.0
-    st, j = inputs.check(m, q, v, v, 1, t)
-    if st != 0:
-        r.hdr[REC_JOINT] = j
-        return st
-    forward(m, r, s, q, v, v, t, 1, False, generic)
-    joint_terms_state(m, r, v, outboard, 0, *jt_out(out, 1, mb[H_N1], v.shape[0]))
-    return 0
-
-
-@pjit
-def jt_many(mb, R, S, per_state, Q, V, T, outboard, generic, out, status):
-    B = Q.shape[0]
-    nchunk = S.shape[0]
-    views_out = jt_out(out, B, mb[H_N1], V.shape[1])
-    for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b], V[b], V[b], 1, T[b])
-            status[b, 0] = st
-            status[b, 1] = j
-            if st != 0:
-                continue
-            forward(m, r, s, Q[b], V[b], V[b], T[b], 1, False, generic)
-            joint_terms_state(m, r, V[b], outboard, b, *views_out)
-
-
 class JointTerms:
     """EJCE terms of every joint: relative twist = J qd + sigma, relative acceleration =
     J qdd + bias; R, r the relative pose of C in P; twist the relative twist.
@@ -474,56 +316,6 @@ class JointTerms:
 
     def __repr__(self):
         return f"<ej.JointTerms J{self.J.shape} frame={self.frame!r}>"
-
-
-def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=None, errors="raise"):
-    """The EJCE terms of every joint (API.md): J (..., 6, nv), sigma and bias (..., N+1, 6).
-
-    ``frame="inboard"`` expresses them in P axes, ``"outboard"`` in C axes.  ``generic=True``
-    evaluates every joint by the generic EJCE path (for checking the others).  ``bias`` and
-    ``twist`` are None without ``qd``."""
-    if frame not in ("inboard", "outboard"):
-        raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
-    inputs.check_errors_arg(errors)
-    vecs = [] if qd is None else [(qd, "qd")]
-    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
-    if data is not None:
-        data._check(model, B)
-    km, mim = inputs.kernel_model(model)
-    n = q2.shape[0]
-    if mim is None:
-        qk, V = q2, (np.zeros((n, km.nv)) if qd is None else vs[0])
-    else:
-        qk, V, _ = mim.expand(q2, None if qd is None else vs[0])
-        V = np.zeros((n, km.nv)) if V is None else V
-    n1, nv = km.nbodies + 1, km.nv
-    buf = data._result("joint_terms", (jt_size(n, n1, nv),)) if data is not None else np.empty(jt_size(n, n1, nv))
-    status = engine.status_array(n)
-    outboard = frame == "outboard"
-    if B is None:
-        w = data._w if data is not None else engine.one_workspace(km)
-        engine.set_generic(km, w, generic)
-        status[0, 0] = call(jt_one, km._mb, w, qk[0], V[0], t1[0], outboard, buf)
-        engine.set_generic(km, w, False)
-        if data is None:
-            engine.release(km, w)
-        status[0, 1] = int(w[REC_JOINT])
-    else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
-        jt_many(km._mb, R, S, per_state, qk, V, t1, outboard, generic, buf, status)
-        engine.release_batch(token)
-    o = 6 * n * nv
-    lead = () if B is None else (B,)
-    J = buf[:o].reshape(lead + (6, nv)) if B is not None else buf[:o].reshape(6, nv)
-    fields = [buf[o + k * n * n1: o + (k + 6) * n * n1].reshape(lead + (n1, 6)) for k in (0, 6, 12)]
-    Rr = buf[o + 18 * n * n1: o + 27 * n * n1].reshape(lead + (n1, 3, 3))
-    rr = buf[o + 27 * n * n1:].reshape(lead + (n1, 3))
-    if errors == "flag":
-        _nan_rows(status, B is None, J, Rr, rr, *fields)
-    res = JointTerms(J, fields[0], None if qd is None else fields[1], Rr, rr, None if qd is None else fields[2],
-                     frame, None if mim is None else (mim.Gv if mim.Gv is not None else inputs.unbatch(B, mim.G)))
-    return inputs.flag_or_raise(errors, model, status, "joint_terms", ["q"] + [nm for _, nm in vecs],
-                                [q2] + vs, t1, B, res)
 
 
 # ---------------------------------------------------------------------------- body Jacobians
@@ -551,67 +343,3 @@ def body_jacobian_state(m, r, body, b, Jb):
                 Jb[6 * b + x, k] = w[x]
                 Jb[6 * b + 3 + x, k] = u[x]
         j = m.body_parent[j]
-
-
-@entry
-def bj_one(mb, w, q, t, body, out):
-    m, r, s = views(mb, w)
-    generic = s.flags[0] != 0.0
-    st, j = inputs.check(m, q, q, q, 0, t)
-    if st != 0:
-        r.hdr[REC_JOINT] = j
-        return st
-    forward(m, r, s, q, s.zv, s.zv, t, 0, True, generic)
-    body_jacobian_state(m, r, body, 0, out)
-    return 0
-
-
-@pjit
-def bj_many(mb, R, S, per_state, Q, T, body, generic, out, status):
-    B = Q.shape[0]
-    nchunk = S.shape[0]
-    for c in prange(nchunk):
-        m = model_view(mb)
-        s = scratch_view(mb, S[c], 0)
-        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            r = record_view(mb, R[b] if per_state else R[c], 0)
-            st, j = inputs.check(m, Q[b], Q[b], Q[b], 0, T[b])
-            status[b, 0] = st
-            status[b, 1] = j
-            if st != 0:
-                continue
-            forward(m, r, s, Q[b], s.zv, s.zv, T[b], 0, True, generic)
-            body_jacobian_state(m, r, body, b, out)
-
-
-def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
-    """World-frame Jacobian (..., 6, nv) of the body origin's [omega; v] (``body``: index or name);
-    for rheonomic joints the twist is this Jacobian times qd plus the sigma terms."""
-    i = model.body_index(body)
-    inputs.check_errors_arg(errors)
-    B, q2, _, t1 = inputs.states(model, q, (), t)
-    if data is not None:
-        data._check(model, B)
-    km, mim = inputs.kernel_model(model)
-    n = q2.shape[0]
-    qk = q2 if mim is None else mim.q(q2)
-    out = np.zeros((6 * n, km.nv))
-    status = engine.status_array(n)
-    if B is None:
-        w = data._w if data is not None else engine.one_workspace(km)
-        engine.set_generic(km, w, generic)
-        status[0, 0] = call(bj_one, km._mb, w, qk[0], t1[0], i, out)
-        engine.set_generic(km, w, False)
-        if data is None:
-            engine.release(km, w)
-        status[0, 1] = int(w[REC_JOINT])
-    else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
-        bj_many(km._mb, R, S, per_state, qk, t1, i, generic, out, status)
-        engine.release_batch(token)
-    out = out.reshape(n, 6, km.nv)
-    if mim is not None:
-        out = mim.right(out)
-    if errors == "flag":
-        _nan_rows(status, False, out)
-    return inputs.flag_or_raise(errors, model, status, "body_jacobian", ["q"], [q2], t1, B, inputs.unbatch(B, out))

@@ -532,18 +532,24 @@ user_joint_of = scalar_only(user_joint)
 
 
 # ---------------------------------------------------------------------------- the one entry point
+# ``full`` says which paths a kernel compiles: None for a model whose joints are all fixed,
+# products of screws or quaternions (the jets and user paths are then never typed, which halves
+# a cold compile), True for any other model (``driver.paths``).  A model's generic twin
+# (``Model.with_generic_joints``) sends its joints to the jets path through its own table.
 @jit(inline="always")
-def joint_path(m, i, generic):
+def _position_fast(m, r, s, i, q, v, t):
     path = m.jnt_path[i]
-    # a user-defined joint has only its own (generic) path
-    return PATH_JETS if generic and path != PATH_FIXED and path != PATH_USER else path
+    if path == PATH_SCREW:
+        screw_position(m, r, s, i, q, t)
+    elif path == PATH_QUAT:
+        quat_position(m, r, i, q)
+    else:
+        place(m, r, i, EYE9, ZERO3)
 
 
 @jit(inline="always")
-def joint_position(m, r, s, i, q, v, t, generic):
-    """X_i and S_i of joint i at (q, t); the generic path, which evaluates everything at once,
-    also records vJ_i and cJ_i at the velocities v."""
-    path = joint_path(m, i, generic)
+def _position_full(m, r, s, i, q, v, t):
+    path = m.jnt_path[i]
     if path == PATH_SCREW:
         screw_position(m, r, s, i, q, t)
     elif path == PATH_QUAT:
@@ -557,10 +563,20 @@ def joint_position(m, r, s, i, q, v, t, generic):
 
 
 @jit(inline="always")
-def joint_velocity(m, r, s, i, q, v, t, generic, position_fresh):
-    """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
-    evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
-    path = joint_path(m, i, generic)
+def _velocity_fast(m, r, s, i, q, v, t, position_fresh):
+    path = m.jnt_path[i]
+    if path == PATH_SCREW:
+        screw_velocity(m, r, i, q, v, t)
+    elif path == PATH_QUAT:
+        quat_velocity(m, r, i, v)
+    else:
+        st6(r.vJ, i, ZERO6)
+        st6(r.cJ, i, ZERO6)
+
+
+@jit(inline="always")
+def _velocity_full(m, r, s, i, q, v, t, position_fresh):
+    path = m.jnt_path[i]
     if path == PATH_SCREW:
         screw_velocity(m, r, i, q, v, t)
     elif path == PATH_QUAT:
@@ -574,3 +590,27 @@ def joint_velocity(m, r, s, i, q, v, t, generic, position_fresh):
     else:
         st6(r.vJ, i, ZERO6)
         st6(r.cJ, i, ZERO6)
+
+
+def joint_position(m, r, s, i, q, v, t, full):
+    """X_i and S_i of joint i at (q, t); the generic path, which evaluates everything at once,
+    also records vJ_i and cJ_i at the velocities v."""
+
+
+def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
+    """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
+    evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
+
+
+@overload(joint_position, inline="always")
+def _joint_position(m, r, s, i, q, v, t, full):
+    if isinstance(full, types.NoneType):
+        return lambda m, r, s, i, q, v, t, full: _position_fast(m, r, s, i, q, v, t)
+    return lambda m, r, s, i, q, v, t, full: _position_full(m, r, s, i, q, v, t)
+
+
+@overload(joint_velocity, inline="always")
+def _joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
+    if isinstance(full, types.NoneType):
+        return lambda m, r, s, i, q, v, t, full, position_fresh: _velocity_fast(m, r, s, i, q, v, t, position_fresh)
+    return lambda m, r, s, i, q, v, t, full, position_fresh: _velocity_full(m, r, s, i, q, v, t, position_fresh)

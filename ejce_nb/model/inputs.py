@@ -304,7 +304,7 @@ def lock_distance(model, j, q, t=0.0):
         lock = np.round(th / np.pi) * np.pi if proper else np.round((th - np.pi / 2) / np.pi) * np.pi + np.pi / 2
         d = abs(th - lock)
         return (f"its middle angle q[{k}] = {th!r} is {d:.3g} rad from the gimbal lock at {lock:.17g}", d)
-    from ..algorithms.kinematics import joint_terms
+    from ..algorithms.api import joint_terms
     J = joint_terms(model, q, None, t=float(t)).J[:, model.v_slice(j)]
     sv = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
     ratio = float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0

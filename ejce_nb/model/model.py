@@ -47,6 +47,8 @@ offset``.  ``expanded()`` returns the same mechanism with every mimic joint give
 coordinate, and ``mimic_map()`` the linear maps between the two coordinate vectors, so every
 algorithm can run on the expanded model and project back (see ``mimic_map``).
 """
+import copy
+
 import numpy as np
 
 from . import couplers as _cp
@@ -225,6 +227,8 @@ class Model(Expansion):
                 path[i] = PATH_QUAT
             else:
                 path[i] = PATH_JETS
+            if self.__dict__.get("_generic_joints") and path[i] in (PATH_SCREW, PATH_QUAT):
+                path[i] = PATH_JETS
         K = len(mots)
         tables = dict(
             body_parent=self.body_parent, jnt_type=self.jnt_type, jnt_path=path, jnt_qadr=self.jnt_qadr,
@@ -263,6 +267,23 @@ class Model(Expansion):
     @property
     def scratch_size(self):
         return int(self.kernel_model()._mb[layout.H_SCR])
+
+    def with_generic_joints(self):
+        """The same model with every joint but fixed and user-defined ones evaluated by the
+        generic EJCE path (the pose on jets) instead of the product-of-screws or quaternion
+        formulas: the reference the faster paths are tested against (results agree to rounding,
+        at several times the cost).  Made once per model."""
+        twin = self.__dict__.get("_generic_twin")
+        if twin is None:
+            twin = copy.copy(self)
+            for name in ("_generic_twin", "_expanded", "_paths"):
+                twin.__dict__.pop(name, None)
+            object.__setattr__(twin, "_generic_joints", True)
+            if self.has_mimic:
+                object.__setattr__(twin, "_expanded", self.expanded().with_generic_joints())
+            twin._derive()
+            object.__setattr__(self, "_generic_twin", twin)
+        return twin
 
     def kernel_model(self):
         """The model the kernels run on: this one, or for a model with mimic joints its expansion."""

@@ -66,7 +66,7 @@ def coordinate_series(traj, model=None, trajectory=0):
     names = traj.info.get("coordinate_names") or [f"q[{k}]" for k in range(q.shape[1])]
     if model is None:
         return [(names[k], "", q[:, k]) for k in range(q.shape[1])]
-    from ..algorithms.kinematics import joint_terms
+    from ..algorithms.api import joint_terms
     from .prepare import dof_tables
     DOFQ, _, _ = dof_tables(model)
     J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
@@ -200,7 +200,7 @@ def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=Non
 
 def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
     import matplotlib
-    from ..algorithms.kinematics import forward_kinematics
+    from ..algorithms.api import forward_kinematics
     one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
     t, q = traj.t, one(traj.q)
     ax3 = fig.add_subplot(grid[:, 1], projection="3d")

@@ -106,7 +106,7 @@ def project(con, m, r, s, q, v, t):
 def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     if isinstance(cp, types.NoneType):
         def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-            return aba_state(m, r, s, q, v, tau, t, F, fb, s.flags[0] != 0.0, qdd)
+            return aba_state(m, r, s, q, v, tau, t, F, fb, True, qdd)
         return plain
 
     def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
@@ -118,13 +118,13 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
 def _energy_impl(cp, m, r, s, q, v, t):
     if isinstance(cp, types.NoneType):
         def plain(cp, m, r, s, q, v, t):
-            energy_state(m, r, s, q, v, t, level1(m), s.flags[0] != 0.0, s.e5)
+            energy_state(m, r, s, q, v, t, level1(m), True, s.e5)
         return plain
 
     def coupled(cp, m, r, s, q, v, t):
         one = level1(m)
         _expand(cp, q, v, cp.za, one)
-        energy_state(m, r, s, cp.qf, cp.vf, t, one, s.flags[0] != 0.0, s.e5)
+        energy_state(m, r, s, cp.qf, cp.vf, t, one, True, s.e5)
     return coupled
 
 
@@ -160,12 +160,12 @@ def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
     h = G^T rnea_full(q_full, v_full, Gdot v), M qdd = tau - h by Cholesky (``_chol_solve``);
     the statuses of ``forward_dynamics_crba``."""
-    generic = s.flags[0] != 0.0
+    full = True
     G, T, Mf, Mr, hf, rhs = cp.G, cp.T, cp.Mf, cp.Mr, cp.hf, cp.rhs
     # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
     _expand(cp, q, v, cp.za, level1(m) + 1)
-    rnea_state(m, r, s, cp.qf, cp.vf, cp.af, t, F, fb, generic, hf)
-    code, joint = crba_checked(m, r, s, cp.qf, t, generic, Mf)
+    rnea_state(m, r, s, cp.qf, cp.vf, cp.af, t, F, fb, full, hf)
+    code, joint = crba_checked(m, r, s, cp.qf, t, full, Mf)
     if code != 0 and code != inputs.NEAR_SINGULAR:
         return code, joint
     # T = G^T M_full, M = G^T T^T (= G^T M_full G, M_full symmetric), rhs = tau - G^T h_full

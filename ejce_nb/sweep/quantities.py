@@ -3,16 +3,14 @@ needs besides q and t, the arrays it stores per sample and the batch call that c
 (with ``errors="flag"``).  A new quantity is one ``register`` entry.
 
 Quantities of the same states share what they can, through ``Batch.shared``: ``rnea`` and
-``aba`` one forward sweep (``aba.rnea_and_aba``), the poses of several bodies one forward
+``aba`` one forward sweep (``ej.evaluate``), the poses of several bodies one forward
 kinematics."""
 import numpy as np
 
-from ..algorithms.aba import forward_dynamics, rnea_and_aba
-from ..algorithms.crba import mass_matrix
-from ..algorithms.energy import kinetic_energy
+from ..algorithms import api
+from ..algorithms.api import (body_jacobian, forward_kinematics, joint_terms, kinetic_energy, mass_matrix,
+                              nonlinear_effects)
 from ..errors import ModelError
-from ..algorithms.kinematics import body_jacobian, forward_kinematics, joint_terms
-from ..algorithms.rnea import inverse_dynamics, nonlinear_effects
 
 
 class Quantity:
@@ -60,30 +58,25 @@ def _vector(model):
     return [("", (model.nv,))]
 
 
-def _pair(b):
-    """rnea and aba of the same states on one forward sweep."""
-    return b.shared("rnea+aba", lambda: rnea_and_aba(b.model, b.q, b.x["qd"], b.x["qdd"], b.x["tau"], t=b.t,
-                                                     out=(b.buffer("rnea"), b.buffer("aba"))))
+def _dynamics(b):
+    """rnea and aba (those of the two asked for) of the same states on one forward sweep."""
+    kinds = [k for k in ("rnea", "aba") if k in b.kinds]
+    x = b.x
+    return b.shared("dynamics", lambda: api.evaluate(b.model, b.q, x["qd"], x.get("qdd"), x.get("tau"), t=b.t,
+                                                     quantities=kinds, errors="flag",
+                                                     out={k: b.buffer(k) for k in kinds}))
 
 
 @register("rnea", ("qd", "qdd"), "joint forces tau (nv,) of inverse dynamics at (q, qd, qdd)", _vector)
 def _rnea(b, body):
-    if "aba" in b.kinds:
-        value, st = _pair(b)[0]
-    else:
-        value, st = inverse_dynamics(b.model, b.q, b.x["qd"], b.x["qdd"], t=b.t, errors="flag",
-                                     out=b.buffer("rnea"))
-    return {"": value}, st
+    values, codes = _dynamics(b)
+    return {"": values["rnea"]}, codes["rnea"]
 
 
 @register("aba", ("qd", "tau"), "accelerations qdd (nv,) of forward dynamics at (q, qd, tau)", _vector)
 def _aba(b, body):
-    if "rnea" in b.kinds:
-        value, st = _pair(b)[1]
-    else:
-        value, st = forward_dynamics(b.model, b.q, b.x["qd"], b.x["tau"], t=b.t, errors="flag",
-                                     out=b.buffer("aba"))
-    return {"": value}, st
+    values, codes = _dynamics(b)
+    return {"": values["aba"]}, codes["aba"]
 
 
 @register("mass_matrix", (), "joint-space mass matrix (nv, nv)", lambda m: [("", (m.nv, m.nv))])

@@ -1,0 +1,477 @@
+"""The batch driver: how every public function reaches the algorithms.
+
+Every algorithm is written once, as the function of one state that follows the forward sweep
+``kinematics.forward`` (twists v_i = X_i v_p + vJ_i, accelerations a_i = X_i a_p + S_i qdd_i +
+cJ_i + v_i x vJ_i, world frames): RNEA's force sweep (``rnea.rnea_forces``), the ABA's three loops
+(``aba.aba_solve``), the CRBA (``crba.crba_after``), the world kinematics, the joint terms, the
+body Jacobian and the energies.  From these the driver makes, once for all of them:
+
+* ``evaluate_state``: one state, one forward sweep to the level the requested quantities need,
+  then each requested quantity's own passes, each with its input check and status;
+* ``one``: the single-state kernel, a compiled entry per public function (its fast path hands it
+  the caller's arrays untouched, ``api._fast``);
+* ``chunk`` / ``chunk_lanes`` / ``many``: a batch in chunks run in parallel, a few per thread,
+  where the model allows in groups of ``LANES`` states (``core.lanes``), each state's result and
+  status bit for bit those of a lone call, whatever the chunking or the thread count;
+* ``run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses and
+  errors, for every public function; ``evaluate`` is its public face.
+
+The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot,
+None where the quantity is not asked for, and Numba compiles for each combination only the code
+of the quantities asked for (``quantity``: a part that does nothing when its output is None).
+The joints' paths are compiled likewise for what the model has (``paths``): a model of fixed,
+screw and quaternion joints never compiles the jets path.
+
+A new algorithm plugs in as one more slot: its per-state function ``impl(out, b, m, r, s, x, F,
+fb, P)`` -> (status, joint) (``out`` its output for this state, or the whole output with ``b``
+the state's row; ``x`` the vector it reads: v, qdd or tau; ``P`` the integer parameters),
+wrapped by ``quantity``, called in
+``evaluate_state`` with the forward level it needs, a row in ``SLOTS`` and ``_OUTPUT`` saying
+the shape of its output, and a public function calling ``run``.
+"""
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from . import engine
+from .aba import aba_solve
+from .crba import crba_after, rank_status
+from .energy import energy_after
+from .kinematics import (body_jacobian_state, fk_out, fk_size, forward, joint_terms_state, jt_out, jt_size,
+                         world_kinematics)
+from .rnea import rnea_forces
+from .._jit import call, entry, jit, pjit
+from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
+from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
+from ..model import inputs
+from ..model.layout import H_LANES, H_REC, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
+
+# the quantity slots, in the order their statuses are reported (the kernels, whose output arguments
+# bear the short names, use the K_ names)
+RNEA, ABA, CRBA, FK, JT, BJ, ENERGY = range(7)
+K_RNEA, K_ABA, K_CRBA, K_FK, K_JT, K_BJ, K_ENERGY = range(7)
+SLOTS = ("rnea", "aba", "mass_matrix", "forward_kinematics", "joint_terms", "body_jacobian", "energy")
+NSLOT = len(SLOTS)
+# the integer parameters P: forward kinematics' level, the body of body_jacobian, joint terms in
+# C axes (1) or P axes (0), mass matrix with the rank test of the joints (1), energies' level
+P_FK_LEVEL, P_BODY, P_OUTBOARD, P_RANK, P_EN_LEVEL = range(5)
+
+
+def given(x):
+    """Whether a quantity's output array was given (a constant of the compiled code)."""
+    return x is not None
+
+
+@overload(given)
+def _given(x):
+    g = not isinstance(x, types.NoneType)
+    return lambda x: g
+
+
+def put_status(status, b, k, st, j):
+    """status[b, k] = (st, j): a batch's per-sample, per-quantity status (None: not kept)."""
+
+
+@overload(put_status)
+def _put_status(status, b, k, st, j):
+    if isinstance(status, types.NoneType):
+        return lambda status, b, k, st, j: None
+
+    def impl(status, b, k, st, j):
+        status[b, k, 0] = st
+        status[b, k, 1] = j
+    return impl
+
+
+def quantity(impl, row_ndim=0):
+    """The driver's part of one quantity: ``part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k)``
+    runs ``impl(out, b, m, r, s, x, F, fb, P)`` where ``out`` is given and the state's input check
+    ``pre`` passed, records its status in slot k and returns it; where ``out`` is None it is
+    compiled as nothing and returns (0, -1).  ``row_ndim``: the rank of one state's output; a
+    batch's output (one more axis) is handed to ``impl`` as its row b (0: ``impl`` takes the
+    whole output and indexes it itself)."""
+    def part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
+        raise NotImplementedError("compiled only")
+
+    part.__name__ = part.__qualname__ = impl.__name__ + "_part"
+
+    @overload(part)
+    def _ov(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
+        if isinstance(out, types.NoneType):
+            return lambda out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k: (0, -1)
+        by_row = row_ndim > 0 and out.ndim > row_ndim
+
+        def run_part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
+            st, j = pre, pre_j
+            if pre == 0:
+                if by_row:
+                    st, j = impl(out[b], b, m, r, s, x, F, fb, P)
+                else:
+                    st, j = impl(out, b, m, r, s, x, F, fb, P)
+            put_status(status, b, k, st, j)
+            return st, j
+        return run_part
+
+    return part
+
+
+# ---------------------------------------------------------------------------- the quantities
+@jit
+def _rnea(out, b, m, r, s, a, F, fb, P):
+    rnea_forces(m, r, s, F, fb, a, out)
+    return 0, -1
+
+
+@jit
+def _aba(out, b, m, r, s, tau, F, fb, P):
+    return aba_solve(m, r, s, tau, F, fb, out)
+
+
+@jit
+def _crba(out, b, m, r, s, x, F, fb, P):
+    crba_after(m, r, s, out)
+    if P[P_RANK] != 0:
+        return rank_status(m, r, s)
+    return 0, -1
+
+
+@jit
+def _fk(out, b, m, r, s, x, F, fb, P):
+    n1 = m.body_parent.shape[0]
+    level = P[P_FK_LEVEL]
+    world_kinematics(m, r, level, b, *fk_out(out, out.shape[0] // (n1 * (12 + 6 * level)), n1, level))
+    return 0, -1
+
+
+@jit
+def _jt(out, b, m, r, s, v, F, fb, P):
+    n1 = m.body_parent.shape[0]
+    nv = v.shape[0]
+    joint_terms_state(m, r, v, P[P_OUTBOARD] != 0, b, *jt_out(out, out.shape[0] // (6 * nv + 30 * n1), n1, nv))
+    return 0, -1
+
+
+@jit
+def _bj(out, b, m, r, s, x, F, fb, P):
+    body_jacobian_state(m, r, P[P_BODY], b, out)
+    return 0, -1
+
+
+@jit
+def _energy(out, b, m, r, s, v, F, fb, P):
+    energy_after(m, r, v, P[P_EN_LEVEL], out)
+    return 0, -1
+
+
+rnea_part = quantity(_rnea, 1)
+aba_part = quantity(_aba, 1)
+crba_part = quantity(_crba, 2)
+fk_part = quantity(_fk)
+jt_part = quantity(_jt)
+bj_part = quantity(_bj)
+energy_part = quantity(_energy, 1)
+
+
+@jit(inline="always")
+def _first(st, j, st2, j2):
+    return (st2, j2) if st == 0 and st2 != 0 else (st, j)
+
+
+@jit
+def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK, JT, BJ, EN, status):
+    """Every requested quantity of state b (outputs TAU ... EN, None where not asked for) on one
+    forward sweep, to the level they need: joints (and world frames) for all, twists for rnea,
+    aba, joint terms and those kinematics and energies that use qd, accelerations qdd (``a``; no
+    entries: zero, as for h = rnea(q, qd, 0)) for rnea and forward kinematics with qdd.  Each
+    quantity checks its inputs (q, qd, t; qdd for rnea, tau for aba) and has its own status in
+    ``status[b]``; returns the first (status, joint) that is not OK, in slot order."""
+    fk_level = P[P_FK_LEVEL]
+    en_level = P[P_EN_LEVEL]
+    # what the quantities read: q and t (all), qd (lv), qdd (need_a)
+    need_q = given(M) or given(BJ) or (given(FK) and fk_level == 0) or (given(EN) and en_level == 0)
+    lv = 1 if given(TAU) or given(QDD) or given(JT) or (given(FK) and fk_level >= 1) or \
+        (given(EN) and en_level >= 1) else 0
+    need_a = given(TAU) or (given(FK) and fk_level >= 2)
+    vv = v if lv >= 1 else s.zv
+    aa = a if a.shape[0] > 0 else s.zv
+    # each quantity's input check, as a lone call of its function makes it
+    sq, jq = inputs.check(m, q, vv, vv, 0, t) if need_q else (0, -1)
+    sv, jv = inputs.check(m, q, vv, vv, 1, t) if lv >= 1 else (sq, jq)
+    sa, ja = inputs.check(m, q, vv, aa, 2, t) if need_a else (sv, jv)
+    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if given(QDD) else (sv, jv)
+    la = 2 if need_a and sa == 0 else (1 if lv >= 1 and sv == 0 else 0)
+    if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (given(QDD) and stt == 0):
+        world = given(FK) or given(BJ) or given(EN) or (F.shape[0] > 0 and (given(TAU) or given(QDD)))
+        forward(m, r, s, q, vv, aa, t, la, world, full)
+    st, j = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, K_RNEA)
+    st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, K_ABA)
+    st, j = _first(st, j, st2, j2)
+    st2, j2 = crba_part(M, sq, jq, b, m, r, s, vv, F, fb, P, status, K_CRBA)
+    st, j = _first(st, j, st2, j2)
+    sk, jk = (sq, jq) if fk_level == 0 else ((sv, jv) if fk_level == 1 else (sa, ja))
+    st2, j2 = fk_part(FK, sk, jk, b, m, r, s, vv, F, fb, P, status, K_FK)
+    st, j = _first(st, j, st2, j2)
+    st2, j2 = jt_part(JT, sv, jv, b, m, r, s, vv, F, fb, P, status, K_JT)
+    st, j = _first(st, j, st2, j2)
+    st2, j2 = bj_part(BJ, sq, jq, b, m, r, s, vv, F, fb, P, status, K_BJ)
+    st, j = _first(st, j, st2, j2)
+    st2, j2 = energy_part(EN, sq if en_level == 0 else sv, jq if en_level == 0 else jv, b, m, r, s, vv, F, fb,
+                          P, status, K_ENERGY)
+    return _first(st, j, st2, j2)
+
+
+
+def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
+    """One state on the one-state workspace w (outputs of one state: tau (nv,), M (nv, nv), ...;
+    the flat buffers of kinematics and joint terms): the first status that is not OK (its joint in
+    the record's header)."""
+    m, r, s = views(mb, w)
+    # row 0 as a runtime integer, as the batch kernels pass it: a literal 0 would compile the
+    # quantities' functions a second time (NUMBA-NOTES)
+    zero = q.shape[0] * 0
+    st, j = evaluate_state(m, r, s, q, v, a, tau, t, F, zero, full, P, zero, TAU, QDD, M, FK, JT, BJ, EN, None)
+    r.hdr[REC_JOINT] = j
+    return st
+
+
+# one compiled entry per public function and kind of model (``paths``: None or True), each closed
+# once compiled (``_jit.entry``)
+ONE = {(name, fast): entry(one) for name in ("rnea", "aba", "mass_matrix", "forward_kinematics", "joint_terms",
+                                             "body_jacobian", "energy") for fast in (False, True)}
+
+
+@jit
+def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
+    """The states of chunk c of nchunk, one by one (records per state with ``per_state``)."""
+    B = Q.shape[0]
+    m = model_view(mb)
+    s = scratch_view(mb, S[c], 0)
+    for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+        r = record_view(mb, R[b] if per_state else R[c], 0)
+        evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, full, P, b,
+                       TAU, QDD, M, FK, JT, BJ, EN, status)
+
+
+@jit
+def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
+    """Chunk c of rnea and/or aba in groups of LANES states on one group record, the rest (and
+    any group with a bad sample or one the ABA finds singular or near it) state by state: every
+    state's results and statuses are those of a lone call."""
+    B = Q.shape[0]
+    m = model_view(mb)
+    s = scratch_view(mb, S[c], 0)
+    rg, sg = group_views(mb, S[c], mb[H_SCR])
+    b = c * B // nchunk
+    end = (c + 1) * B // nchunk
+    with_a = A.shape[1] > 0
+    while b + LANES <= end:
+        ok = inputs.group_ok(m, Q, V, A, 2 if given(TAU) and with_a else 1, T, b)
+        if given(QDD):
+            ok = ok and inputs.group_ok(m, Q, V, TAU_IN, 2, T, b)
+        if ok:
+            fb = (b, 1) if F.shape[0] > 1 else (0, 0)
+            to_lanes(sg.lq, Q, b)
+            to_lanes(sg.lv, V, b)
+            if given(TAU) and with_a:
+                to_lanes(sg.la, A, b)
+            tl = lanes_of(T, b)
+            forward(m, rg, sg, sg.lq, sg.lv, sg.la if with_a else sg.zv, tl, 2 if given(TAU) else 1,
+                    F.shape[0] > 0, None)
+            if given(TAU):
+                rnea_lanes(TAU, b, m, rg, sg, sg.la if with_a else sg.zv, F, fb)
+            if given(QDD):
+                ok = aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb)
+        if ok:
+            for b1 in range(b, b + LANES):
+                put_status(status, b1, K_RNEA, 0, -1)
+                put_status(status, b1, K_ABA, 0, -1)
+        else:
+            for b1 in range(b, b + LANES):
+                evaluate_state(m, record_view(mb, R[c], 0), s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F,
+                               b1 if F.shape[0] > 1 else 0, None, P, b1, TAU, QDD, None, None, None, None, None,
+                               status)
+        b += LANES
+    r = record_view(mb, R[c], 0)
+    for b1 in range(b, end):
+        evaluate_state(m, r, s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F, b1 if F.shape[0] > 1 else 0, None,
+                       P, b1, TAU, QDD, None, None, None, None, None, status)
+
+
+def rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
+    """rnea of a group into rows b.. of TAU (None: nothing)."""
+
+
+@overload(rnea_lanes)
+def _rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
+    if isinstance(TAU, types.NoneType):
+        return lambda TAU, b, m, rg, sg, a, F, fb: None
+
+    def impl(TAU, b, m, rg, sg, a, F, fb):
+        rnea_forces(m, rg, sg, F, fb, a, sg.lo)
+        from_lanes(TAU, b, sg.lo)
+    return impl
+
+
+def aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
+    """aba of a group into rows b.. of QDD; False where some lane is singular or near it."""
+
+
+@overload(aba_lanes)
+def _aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
+    if isinstance(QDD, types.NoneType):
+        return lambda QDD, b, m, rg, sg, TAU_IN, F, fb: True
+
+    def impl(QDD, b, m, rg, sg, TAU_IN, F, fb):
+        to_lanes(sg.la, TAU_IN, b)
+        st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+        if st != 0:
+            return False
+        from_lanes(QDD, b, sg.lo)
+        return True
+    return impl
+
+
+def run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
+    """``chunk_lanes`` where the model and the quantities allow (rnea and aba only, pooled
+    records), else ``chunk``."""
+
+
+@overload(run_chunk)
+def _run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
+               status):
+    scalar = not all(isinstance(x, types.NoneType) for x in (M, FK, JT, BJ, EN, full))
+
+    def impl(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
+        if scalar or per_state or mb[H_LANES] == 0:
+            chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
+                  status)
+        else:
+            chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
+    return impl
+
+
+@pjit
+def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
+    """A batch: its chunks (one per row of S) in parallel."""
+    nchunk = S.shape[0]
+    for c in prange(nchunk):
+        run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
+                  status)
+
+
+# ---------------------------------------------------------------------------- the Python layer
+def paths(km):
+    """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
+    quaternion joint, else True (the jets and user paths compiled too)."""
+    full = km.__dict__.get("_paths")
+    if full is None:
+        full = km.__dict__["_paths"] = (0 if all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in km.jnt_path)
+                                        else 1)
+    return None if full == 0 else True
+
+
+def _params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
+    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
+
+
+_P0 = _params()
+_NO_FORCE = np.zeros((0, 1, 6))
+_EMPTY = np.zeros(0)
+
+
+def _output(slot, km, n, P):
+    """A new output array of ``slot`` for n states of the kernel model km."""
+    n1, nv = km.nbodies + 1, km.nv
+    if slot == RNEA or slot == ABA:
+        return np.empty((n, nv))
+    if slot == CRBA:
+        return np.empty((n, nv, nv))
+    if slot == FK:
+        return np.empty(fk_size(n, n1, int(P[P_FK_LEVEL])))
+    if slot == JT:
+        return np.empty(jt_size(n, n1, nv))
+    if slot == BJ:
+        return np.zeros((6 * n, nv))
+    return np.empty((n, 5))
+
+
+def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=None, P=_P0, entry_name="evaluate",
+        outputs=None):
+    """The quantities ``slots`` of the states (q, qd, qdd, tau, t) through the input layer:
+    returns (B or None, kernel model, coupling or None, {slot: output of the kernel model, with
+    a batch axis}, status (n, NSLOT, 2), [(name, (n, k) array)] of the inputs as checked, t (n,)).
+
+    ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
+    A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
+    ``ONE[entry_name]``; a batch runs ``many``."""
+    vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
+    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
+    if data is not None:
+        data._check(model, B)
+    F = inputs.fext_array(model, f_ext, B)
+    km, mim = inputs.kernel_model(model)
+    n = q2.shape[0]
+    given_v = dict(zip([nm for _, nm in vecs], vs))
+    if mim is None:
+        qk, vk, ak = q2, given_v.get("qd"), given_v.get("qdd")
+    else:
+        # the expansion's accelerations are not zero at zero qdd where couplers are not linear
+        need_a = qdd is not None or (RNEA in slots and not model.couplers_linear)
+        a0 = given_v.get("qdd")
+        if need_a and a0 is None and qd is not None:
+            a0 = np.zeros_like(given_v["qd"])
+        qk, vk, ak = mim.expand(q2, given_v.get("qd"), a0 if need_a else None)
+    V = vk if vk is not None else qk[:, :0]
+    A = ak if ak is not None else qk[:, :0]
+    TAU_IN = given_v.get("tau", qk[:, :0])
+    outs = [None] * NSLOT
+    for k in slots:
+        o = None if outputs is None else outputs.get(k)
+        if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
+            o = o[None]         # a Data's result of one state
+        outs[k] = o if o is not None else _output(k, km, n, P)
+    status = np.zeros((n, NSLOT, 2), dtype=np.int64)
+    full = paths(km)
+    V = V if V.shape[1] else qk
+    if B is None and entry_name is not None:
+        # one state, one quantity: the entry the fast path calls (compiled here on first use)
+        w = data._w if data is not None else engine.one_workspace(km)
+        one1 = [o[0] if o is not None and k in (RNEA, ABA, CRBA, ENERGY) else o for k, o in enumerate(outs)]
+        st = call(ONE[entry_name, full is None], km._mb, w, full, P, qk[0], V[0], A[0], TAU_IN[0], t1[0], F, *one1)
+        for k in slots:
+            status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
+        if data is None:
+            engine.release(km, w)
+    elif B is None:
+        # one state, several quantities: the chunk kernel on this thread (no thread pool to wake)
+        if data is not None:
+            rec = int(km._mb[H_REC])
+            R, S, token = data._w[:rec].reshape(1, rec), data._w[rec:].reshape(1, -1), None
+        else:
+            R, S, _, token = engine.batch_workspace(km, 1, None)
+        chunk(km._mb, R, S, False, 0, 1, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
+        engine.release_batch(token)
+    else:
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
+        engine.release_batch(token)
+    names = ["q"] + [nm for _, nm in vecs]
+    return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
+
+
+def finish(errors, model, status, slot, what, inputs_used, t1, B, result, nan=()):
+    """A public function's return for quantity ``slot``: with ``errors="flag"`` the result with
+    the rows of bad samples NaN (NEAR_SINGULAR ones kept) and the codes; else the result or the
+    error (``inputs.flag_or_raise``).  ``nan``: the arrays to fill with NaN (default: none)."""
+    st = status[:, slot]
+    bad = (st[:, 0] != 0) & (st[:, 0] != inputs.NEAR_SINGULAR)
+    if bad.any():
+        for a in nan:
+            if a is not None:
+                if B is None:
+                    a[...] = np.nan
+                else:
+                    a[bad] = np.nan
+    names = [nm for nm, _ in inputs_used]
+    arrays = [x for _, x in inputs_used]
+    return inputs.flag_or_raise(errors, model, st, what, names, arrays, t1, B, result)
