@@ -126,35 +126,26 @@ def main(argv=None):
     ej.rnea(model, Q, V, A)
     t_batch = best(lambda: ej.rnea(model, Q, V, A), repeat)
 
-    # the generic path, and the kernel without the Python call around it
-    from ejce_nb.algorithms import engine
-    from ejce_nb.algorithms.rnea import _NO_FORCE, inverse_dynamics, rnea_one
-    inverse_dynamics(model, q2[0], v2[0], a2[0], generic=True)
+    # the generic (jets) path on the model's twin, and one state through ej.evaluate's input layer
+    gen = model.with_generic_joints()
+    ej.rnea(gen, q2[0], v2[0], a2[0])
 
     def ej_one_generic():
         for b in range(n_one // 4):
             k = b & 1
-            inverse_dynamics(model, q2[k], v2[k], a2[k], generic=True)
+            ej.rnea(gen, q2[k], v2[k], a2[k])
 
-    def ej_one_wrapper():
+    def ej_one_layer():
         for b in range(n_one // 4):
             k = b & 1
-            inverse_dynamics(model, q2[k], v2[k], a2[k])
+            ej.evaluate(model, q2[k], v2[k], a2[k], quantities=("rnea",))
 
+    ej_one_layer()
     t_one_generic = best(ej_one_generic, repeat) / (n_one // 4)
-    t_one_layer = best(ej_one_wrapper, repeat) / (n_one // 4)
-    w = engine.one_workspace(model)
-    out = np.empty(model.nv)
-
-    def ej_kernel():
-        for b in range(n_one):
-            k = b & 1
-            rnea_one(model._mb, w, q2[k], v2[k], a2[k], 0.0, _NO_FORCE, out)
-
-    t_kernel = best(ej_kernel, repeat) / n_one
+    t_one_layer = best(ej_one_layer, repeat) / (n_one // 4)
     nb = max(batch // 10, 1000)
-    inverse_dynamics(model, Q[:nb], V[:nb], A[:nb], generic=True)
-    t_batch_generic = best(lambda: inverse_dynamics(model, Q[:nb], V[:nb], A[:nb], generic=True), repeat) * batch / nb
+    ej.rnea(gen, Q[:nb], V[:nb], A[:nb])
+    t_batch_generic = best(lambda: ej.rnea(gen, Q[:nb], V[:nb], A[:nb]), repeat) * batch / nb
 
     rate_os = 1.0 / t_full
     rate_batch = batch / t_batch
@@ -164,7 +155,7 @@ def main(argv=None):
            "ej_rnea_single_us": t_one * 1e6, "ej_rnea_batch": batch, "ej_rnea_batch_s": t_batch,
            "ej_batch_states_per_s": rate_batch, "opensim_states_per_s": rate_os,
            "batch_over_opensim_loop": rate_batch / rate_os, "single_over_solve": t_one / t_solve,
-           "ej_rnea_kernel_us": t_kernel * 1e6, "ej_rnea_single_generic_us": t_one_generic * 1e6,
+           "ej_rnea_single_generic_us": t_one_generic * 1e6,
            "ej_rnea_single_input_layer_us": t_one_layer * 1e6,
            "ej_rnea_batch_generic_s": t_batch_generic,
            "joint_paths": {name: int(n) for name, n in zip(("fixed", "screw", "quaternion", "jets", "user"),
@@ -178,10 +169,9 @@ def main(argv=None):
     print(f"  ej.rnea, batch of {batch:,}               {t_batch * 1e3:10.1f} ms "
           f"({rate_batch:,.0f} states/s, {rate_batch / rate_os:.0f} x OpenSim's loop)")
     print(f"  where the time goes: joints by path {res['joint_paths']}")
-    print(f"    ej.rnea kernel alone (no Python call)    {t_kernel * 1e6:10.2f} us/call")
-    print(f"    one state through the input layer        {t_one_layer * 1e6:10.2f} us/call, generic (jets) "
+    print(f"    one state through ej.evaluate            {t_one_layer * 1e6:10.2f} us/call, generic (jets) "
           f"joint path {t_one_generic * 1e6:.2f} us/call")
-    print(f"    batch, generic path state by state       {t_batch_generic * 1e3:10.1f} ms for {batch:,} "
+    print(f"    batch, generic (jets) path               {t_batch_generic * 1e3:10.1f} ms for {batch:,} "
           f"({batch / t_batch_generic:,.0f} states/s)")
     if args.json:
         with open(args.json, "w") as f:

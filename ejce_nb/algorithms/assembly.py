@@ -11,7 +11,7 @@ import numpy as np
 
 from .constrained import (ConstraintError, _frame, _pose_error, _require_loops, _skew, closure_coordinates,
                           closure_model, closure_terms, retract, world_jacobian)
-from .kinematics import forward_kinematics
+from .api import forward_kinematics, mass_matrix
 
 
 def _residual_and_jacobian(model, q, qcs, t, want_jac):
@@ -115,7 +115,6 @@ def project_velocity(model, q, qd, t=0.0, M=None, terms=None):
     """The velocity nearest to ``qd`` in the kinetic-energy metric that satisfies the velocity
     constraints Jc v + s = 0: v - M^-1 Jc^T (Jc M^-1 Jc^T)^+ (Jc v + s)."""
     from .constrained import loop_terms
-    from .crba import mass_matrix
     lt = loop_terms(model, q, qd, t) if terms is None else terms
     if lt.Jc.shape[0] == 0:
         return np.array(qd, dtype=float)

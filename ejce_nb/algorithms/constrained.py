@@ -27,10 +27,7 @@ direction, or solved in the least-squares sense (minimum-norm lam) with ``redund
 import numpy as np
 
 from ..errors import ModelError
-from . import engine
-from .kinematics import forward_kinematics, joint_terms, body_jacobian, bj_one, jt_one, jt_size
-from .crba import mass_matrix
-from .rnea import nonlinear_effects
+from .api import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = 1e-9
@@ -86,27 +83,17 @@ def closure_model(loop):
 
 def closure_terms(cm, qc, vc=None):
     """(J (6, nv), sigma, bias, R, r) of the closure joint of the one-joint model ``cm`` at
-    (qc, vc): its EJCE terms in its inboard frame A (the public ``joint_terms``' fast path)."""
+    (qc, vc): its EJCE terms in its inboard frame A (``joint_terms``)."""
     nv = cm.nv
     v = np.zeros(nv) if vc is None else vc
-    buf = engine.one_state(jt_one, cm, None, "raise", "joint_terms", (jt_size(1, 2, nv),), qc, v, 0.0, False, )
-    if buf is None:
-        jt = joint_terms(cm, qc, v)
-        return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
-    o = 6 * nv
-    return (buf[:o].reshape(6, nv), buf[o + 6:o + 12], buf[o + 18:o + 24], buf[o + 45:o + 54].reshape(3, 3),
-            buf[o + 57:o + 60])
+    jt = joint_terms(cm, qc, v)
+    return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
 
 
 def world_jacobian(model, q, body, t=0.0):
-    """World-frame Jacobian (6, nv) of body's origin (zero for the world; the public
-    ``body_jacobian``'s fast path)."""
+    """World-frame Jacobian (6, nv) of body's origin (zero for the world)."""
     if body == 0:
         return np.zeros((6, model.nv))
-    if type(t) is float:
-        buf = engine.one_state(bj_one, model, None, "raise", "bj", (6, model.nv), q, t, body)
-        if buf is not None:
-            return buf
     return body_jacobian(model, q, body, t=t)
 
 

@@ -59,10 +59,11 @@ from numba import prange
 from . import engine
 from ..model import inputs
 from .._jit import jit, pjit
-from .aba import aba_state, forward_dynamics
+from .aba import aba_state
+from .api import aba, rnea
 from .crba import crba_state
 from .kinematics import forward
-from .rnea import fext, inverse_dynamics, rnea_forces
+from .rnea import fext, rnea_forces
 from ..core.ejce import PATH_JETS, PATH_QUAT, PATH_SCREW, PATH_USER, joint_position, joint_velocity
 from ..model.layout import H_REC, model_view, record_view, scratch_view, table
 from ..core.spatial import (ZERO6, add6, axpy6, crf, crm, cross, dot6, inertia_mul, ld3, ld6, ld9, mtv, st6, sub6,
@@ -584,7 +585,7 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
     DV = np.empty((n, nv, nv))
     DT = np.empty((n, nv))
     MM = np.empty((n, nv, nv))
-    status = engine.status_array(n)
+    status = np.zeros((n, 2), dtype=np.int64)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
         try:
@@ -618,7 +619,7 @@ def _coupled_rnea(model, q2, v2, a2, t1, F, want_t, data, B):
     vf = np.einsum("bij,bj->bi", G, v2)
     af = model.expand_a(a2, q2, v2)
     DQf, DVf, DTf, Mf, status = _run(km, qf, vf, af, t1, F, 0, want_t, None, 0)
-    tauf = inverse_dynamics(km, qf, vf, af, t1, None if F.shape[0] == 0 else F, errors="flag")[0]
+    tauf = rnea(km, qf, vf, af, t1, None if F.shape[0] == 0 else F, errors="flag")[0]
     GT = np.transpose(G, (0, 2, 1))
     M = GT @ Mf @ G
     DQ = GT @ DQf @ G
@@ -705,7 +706,7 @@ def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative,
         if kind == 0:
             DQ, DV, DT, MM, status, _ = _coupled_rnea(model, q2, v2, x2, t1, F, want_t, data, B)
         else:
-            qdd, st = forward_dynamics(model, q2, v2, x2, t1, None if F.shape[0] == 0 else F, errors="flag")
+            qdd, st = aba(model, q2, v2, x2, t1, None if F.shape[0] == 0 else F, errors="flag")
             ok = np.isfinite(qdd).all(axis=1)
             qdd = np.where(ok[:, None], qdd, 0.0)
             DQ, DV, DT, M, status, _ = _coupled_rnea(model, q2, v2, qdd, t1, F, want_t, data, B)

@@ -58,7 +58,7 @@ def animate_trajectory(traj, model, path, fps=30, stride=None, trajectory=0, max
     """``Trajectory.animate``: returns the number of frames written."""
     from matplotlib import animation
     from matplotlib.figure import Figure
-    from ..algorithms.kinematics import forward_kinematics
+    from ..algorithms.api import forward_kinematics
     from ..model.model import Model
     if not isinstance(model, Model):
         raise ValueError(f"animate needs the trajectory's ej.Model, got {type(model).__name__}")

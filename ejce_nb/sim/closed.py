@@ -17,7 +17,7 @@ import numpy as np
 
 from ..algorithms.constrained import _solve_state, closure_coordinates, loop_terms, retract
 from ..algorithms.assembly import assemble, project_velocity
-from ..algorithms.energy import kinetic_energy, potential_energy
+from ..algorithms.api import kinetic_energy, potential_energy
 from .tableaux import DP_E as _DP_E, METHODS, _DP_A, _DP_B, _DP_C
 from .trajectory import Trajectory
 

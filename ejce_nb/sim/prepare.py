@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..algorithms.rnea import _NO_FORCE
+from ..algorithms.driver import _NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
@@ -147,7 +147,7 @@ def _limit_table(model, limits, DOFQ):
     has = np.isfinite(lo) | np.isfinite(hi)
     if not np.any(has):
         return LIM, None
-    from ..algorithms.crba import mass_matrix
+    from ..algorithms.api import mass_matrix
     with np.errstate(all="ignore"):
         M = np.asarray(mass_matrix(model, model.neutral()))
         Md = np.diag(M)

@@ -87,7 +87,7 @@ def truncated(traj, run):
     t, q, qd, T, Vp = traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k]
     ts = float(stop[0])
     if (k == 0 or ts > t[-1]) and np.all(np.isfinite(CQ[0])) and np.all(np.isfinite(CV[0])):
-        from ..algorithms.energy import kinetic_energy, potential_energy
+        from ..algorithms.api import kinetic_energy, potential_energy
         km = run.model
         t = np.append(t, ts)
         q = np.vstack([q, CQ[0]])
