@@ -174,12 +174,6 @@ def run_sweep(args, out=None):
     from . import sweep
     from .io.zoo import load
     out = out or sys.stdout
-    if args.animate:
-        from .sim.animate import writer_for
-        try:
-            writer_for(args.animate, args.fps)
-        except (ImportError, RuntimeError, ValueError) as e:
-            raise ValueError(f"--animate: {e}") from None
     if args.threads:
         numba.set_num_threads(args.threads)
     model = load_model(args)

@@ -70,6 +70,9 @@ def _given(x):
 
 def put_status(status, b, k, st, j):
     """status[b, k] = (st, j): a batch's per-sample, per-quantity status (None: not kept)."""
+    if status is not None:
+        status[b, k, 0] = st
+        status[b, k, 1] = j
 
 
 @overload(put_status)
@@ -91,7 +94,14 @@ def quantity(impl, row_ndim=0):
     batch's output (one more axis) is handed to ``impl`` as its row b (0: ``impl`` takes the
     whole output and indexes it itself)."""
     def part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
-        raise NotImplementedError("compiled only")
+        # the Python path (NUMBA_DISABLE_JIT); the compiled one is ``_ov``'s
+        if out is None:
+            return 0, -1
+        st, j = pre, pre_j
+        if pre == 0:
+            st, j = impl(out[b] if row_ndim > 0 and out.ndim > row_ndim else out, b, m, r, s, x, F, fb, P)
+        put_status(status, b, k, st, j)
+        return st, j
 
     part.__name__ = part.__qualname__ = impl.__name__ + "_part"
 
