@@ -27,7 +27,7 @@ direction, or solved in the least-squares sense (minimum-norm lam) with ``redund
 import numpy as np
 
 from ..errors import ModelError
-from .api import body_jacobian, evaluate, forward_kinematics, joint_terms
+from .api import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = 1e-9
@@ -119,12 +119,13 @@ def _closure_all(model, qcs, vcs=None):
 
 
 def sweep(model, q, qd=None, t=0.0):
-    """One forward sweep of the tree at (q, qd, t) with zero accelerations (``ej.evaluate``): its
-    kinematics (the accelerations the velocity-product terms), joint terms, mass matrix and
-    nonlinear effects (``rnea`` at qdd = 0), as a dict of ``evaluate``'s results."""
+    """The tree's terms at (q, qd, t) with zero accelerations: its kinematics (the accelerations
+    the velocity-product terms), joint terms, mass matrix and nonlinear effects, as a dict named
+    as ``ej.evaluate``'s results (each from its one-state entry)."""
     qd = np.zeros(model.nv) if qd is None else qd
-    return evaluate(model, q, qd, np.zeros(model.nv), t=t,
-                    quantities=("forward_kinematics", "joint_terms", "mass_matrix", "rnea"))
+    return {"forward_kinematics": forward_kinematics(model, q, qd, np.zeros(model.nv), t=t),
+            "joint_terms": joint_terms(model, q, qd, t=t), "mass_matrix": mass_matrix(model, q, t=t),
+            "rnea": nonlinear_effects(model, q, qd, t=t)}
 
 
 def world_jacobians(model, sw, bodies, q=None, t=0.0):
@@ -230,7 +231,10 @@ def _pose_error(Rrel, rrel, Rj, rj):
 def _initial_guess(loop, cm, Rrel):
     """Where the search for a closure's coordinates starts: a unit quaternion's rotation is the
     relative rotation itself; other joints start from their neutral pose."""
-    q = cm.neutral()
+    q0 = cm.__dict__.get("_neutral")
+    if q0 is None:
+        q0 = cm.__dict__["_neutral"] = cm.neutral()
+    q = q0.copy()
     if getattr(loop.joint, "quaternion", False):
         R = Rrel
         w = 0.5 * np.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2]))
