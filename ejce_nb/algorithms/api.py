@@ -248,6 +248,13 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
     the others).  ``bias`` and ``twist`` are None without ``qd``."""
     if frame not in ("inboard", "outboard"):
         raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
+    if qd is not None and not generic and type(q) is _ND and q.ndim == 1 and type(t) is float:
+        buf = _fast("joint_terms", JT, model, data, errors, ("jt", frame), jt_size(1, model.nbodies + 1, model.nv),
+                    _JT_P[frame == "outboard"], q, qd, _EMPTY, _EMPTY, t)
+        if buf is not None:
+            if errors == "flag":
+                return _jt_result(buf[0], (), model, None, None, frame), 0
+            return _jt_result(buf, (), model, None, None, frame)
     inputs.check_errors_arg(errors)
     if generic:
         model, data = model.with_generic_joints(), None

@@ -9,27 +9,27 @@ coordinates, so the solution stays nearest the guess) and a backtracking line se
 """
 import numpy as np
 
-from .constrained import (ConstraintError, _frame, _pose_error, _require_loops, _skew, closure_coordinates,
-                          closure_model, closure_terms, retract, world_jacobian)
-from .api import forward_kinematics, mass_matrix
+from .constrained import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops,
+                          _skew, closure_coordinates, closure_model, retract, sweep, world_jacobians)
+from .api import mass_matrix
 
 
 def _residual_and_jacobian(model, q, qcs, t, want_jac):
-    kin = forward_kinematics(model, q, t=t)
+    sw = sweep(model, q, None, t)
+    kin = sw["forward_kinematics"]
     es, rows = [], []
-    jac = {}
+    cl = [(x[0], x[3], x[4]) for x in _closure_all(model, qcs)]
+    if want_jac:
+        jac = world_jacobians(model, sw, [b for L in model.loops for b in (L.body_a, L.body_b)], q, t)
     ncols_c = sum(closure_model(L).nv for L in model.loops)
     c0 = 0
     for k, L in enumerate(model.loops):
         cm = closure_model(L)
         RA, oA, dA, *_ = _frame(kin, L.body_a, L.placement_a, False)
         RB, oB, dB, *_ = _frame(kin, L.body_b, L.placement_b, False)
-        Jj, _, _, Rj, rj = closure_terms(cm, qcs[k])
+        Jj, Rj, rj = cl[k]
         es.append(_pose_error(RA.T @ RB, RA.T @ (oB - oA), Rj, rj))
         if want_jac:
-            for i in (L.body_a, L.body_b):
-                if i not in jac:
-                    jac[i] = world_jacobian(model, q, i, t)
             Ja, Jb = jac[L.body_a], jac[L.body_b]
             JvA = Ja[3:] - _skew(dA) @ Ja[:3]
             JvB = Jb[3:] - _skew(dB) @ Jb[:3]
@@ -118,7 +118,7 @@ def project_velocity(model, q, qd, t=0.0, M=None, terms=None):
     lt = loop_terms(model, q, qd, t) if terms is None else terms
     if lt.Jc.shape[0] == 0:
         return np.array(qd, dtype=float)
-    M = mass_matrix(model, q, t=t) if M is None else M
+    M = (lt.M if getattr(lt, "M", None) is not None else mass_matrix(model, q, t=t)) if M is None else M
     MJ = np.linalg.solve(M, lt.Jc.T)
     A = lt.Jc @ MJ
     return qd - MJ @ np.linalg.lstsq(A, lt.velocity_error, rcond=1e-12)[0]

@@ -90,6 +90,82 @@ def closure_terms(cm, qc, vc=None):
     return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
 
 
+def closure_tree(model):
+    """A model of every loop's closure joint side by side (body k + 1: world -> B of loop k), so
+    that one call gives all their EJCE terms; made once per model."""
+    ct = model.__dict__.get("_closure_tree")
+    if ct is None:
+        from ..model.builder import ModelBuilder
+        b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+        for k, L in enumerate(model.loops):
+            b.add_body(f"closure_{k}", joint=L.joint, mass=1.0, inertia=np.eye(3))
+        ct = model.__dict__["_closure_tree"] = b.build()
+    return ct
+
+
+def _closure_all(model, qcs, vcs=None):
+    """[(J (6, nv_c), sigma, bias, R, r)] of every loop's closure joint at its (q_c, v_c), from one
+    call of ``joint_terms`` on ``closure_tree``."""
+    ct = closure_tree(model)
+    qa = np.concatenate([np.asarray(x, dtype=float) for x in qcs]) if qcs else np.zeros(0)
+    va = np.zeros(ct.nv) if vcs is None else (np.concatenate(vcs) if vcs else np.zeros(0))
+    jt = joint_terms(ct, qa, va)
+    out = []
+    for k in range(len(model.loops)):
+        j = k + 1
+        vs, nv = int(ct.v_start[j]), int(ct.nv_joint[j])
+        out.append((jt.J[:, vs:vs + nv], jt.sigma[j], None if vcs is None else jt.bias[j], jt.R[j], jt.r[j]))
+    return out
+
+
+def sweep(model, q, qd=None, t=0.0):
+    """The tree's terms at (q, qd, t) with zero accelerations: its kinematics (the accelerations
+    the velocity-product terms), joint terms, mass matrix and nonlinear effects, as a dict named
+    as ``ej.evaluate``'s results (each from its one-state entry)."""
+    qd = np.zeros(model.nv) if qd is None else qd
+    return {"forward_kinematics": forward_kinematics(model, q, qd, np.zeros(model.nv), t=t),
+            "joint_terms": joint_terms(model, q, qd, t=t), "mass_matrix": mass_matrix(model, q, t=t),
+            "rnea": nonlinear_effects(model, q, qd, t=t)}
+
+
+def world_jacobians(model, sw, bodies, q=None, t=0.0):
+    """{body: world-frame Jacobian (6, nv) of its origin} from one sweep's joint terms: the columns
+    of joint j are its EJCE Jacobian (P axes, at the origin of its C frame, the body origin) turned
+    into world axes and moved to the body's origin, for every j on the body's path to the world."""
+    bodies = sorted(set(int(b) for b in bodies))
+    nv = model.nv
+    if model.has_couplers:
+        return {b: world_jacobian(model, q, b, t) for b in bodies}
+    kin, jt = sw["forward_kinematics"], sw["joint_terms"]
+    n1 = model.nbodies + 1
+    jb = np.zeros(nv, dtype=int)  # the body of each velocity variable
+    for j in range(1, n1):
+        vs = int(model.v_start[j])
+        jb[vs:vs + int(model.nv_joint[j])] = j
+    RP = kin.R[jb] @ np.swapaxes(jt.R[jb], 1, 2)
+    W = np.einsum("kab,bk->ak", RP, jt.J[:3])
+    Vd = np.einsum("kab,bk->ak", RP, jt.J[3:])
+    P = kin.p[jb]
+    par = model.body_parent
+    out = {}
+    for b in bodies:
+        Jw = np.zeros((6, nv))
+        if b != 0:
+            anc = set()
+            j = b
+            while j != 0:
+                anc.add(j)
+                j = int(par[j])
+            m = np.fromiter((x in anc for x in jb), dtype=bool, count=nv)
+            w = W[:, m]
+            d = kin.p[b] - P[m]
+            Jw[:3, m] = w
+            Jw[3:, m] = Vd[:, m] + np.array([w[1] * d[:, 2] - w[2] * d[:, 1], w[2] * d[:, 0] - w[0] * d[:, 2],
+                                             w[0] * d[:, 1] - w[1] * d[:, 0]])
+        out[b] = Jw
+    return out
+
+
 def world_jacobian(model, q, body, t=0.0):
     """World-frame Jacobian (6, nv) of body's origin (zero for the world)."""
     if body == 0:
@@ -155,7 +231,10 @@ def _pose_error(Rrel, rrel, Rj, rj):
 def _initial_guess(loop, cm, Rrel):
     """Where the search for a closure's coordinates starts: a unit quaternion's rotation is the
     relative rotation itself; other joints start from their neutral pose."""
-    q = cm.neutral()
+    q0 = cm.__dict__.get("_neutral")
+    if q0 is None:
+        q0 = cm.__dict__["_neutral"] = cm.neutral()
+    q = q0.copy()
     if getattr(loop.joint, "quaternion", False):
         R = Rrel
         w = 0.5 * np.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2]))
@@ -169,26 +248,45 @@ def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-14, max_iter
     """The closure coordinates q_c of every loop (a list of arrays): the pose of the closure joint
     nearest to the pose of B in A (Gauss-Newton from the joint's neutral pose, or ``qc0``), and
     the remaining pose errors (the loops' position residuals, 6 each, in A axes)."""
-    rel = relative_pose(model, q, t, kin)
-    qcs, errs = [], []
-    for k, (L, (Rrel, rrel)) in enumerate(zip(model.loops, rel)):
-        cm = closure_model(L)
-        qc = _initial_guess(L, cm, Rrel) if qc0 is None or qc0[k] is None else np.array(qc0[k], dtype=float)
-        last = np.inf
-        for _ in range(max_iter):
-            J, _, _, Rj, rj = closure_terms(cm, qc)
-            e = _pose_error(Rrel, rrel, Rj, rj)
-            if cm.nv == 0:
-                break
+    qcs, errs, _ = _closures(model, relative_pose(model, q, t, kin), qc0, tol, max_iter)
+    return qcs, errs
+
+
+def _closures(model, rel, qc0=None, tol=1e-14, max_iter=30):
+    """``closure_coordinates`` from the relative poses ``rel``, with each loop's closure J and
+    sigma at its q_c; all loops iterate together (one call of their closure joints' terms per
+    Gauss-Newton iteration; a loop that has converged keeps its coordinates)."""
+    n = len(model.loops)
+    qcs = [_initial_guess(L, closure_model(L), rel[k][0]) if qc0 is None or qc0[k] is None
+           else np.array(qc0[k], dtype=float) for k, L in enumerate(model.loops)]
+    errs, terms = [None] * n, [None] * n
+    last = [np.inf] * n
+    active = list(range(n))
+    for _ in range(max_iter):
+        ct = _closure_all(model, qcs)
+        nxt = []
+        for k in active:
+            J, sig, _, Rj, rj = ct[k]
+            e = _pose_error(rel[k][0], rel[k][1], Rj, rj)
+            errs[k], terms[k] = e, (J, sig)
+            if J.shape[1] == 0:
+                continue
             step = np.linalg.lstsq(J, e, rcond=None)[0]
             res = np.linalg.norm(e - J @ step)
-            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qc)) or abs(last - res) <= 1e-3 * tol:
-                break
-            last = res
-            qc = retract(cm, qc, step)
-        qcs.append(qc)
-        errs.append(e)
-    return qcs, errs
+            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qcs[k])) or abs(last[k] - res) <= 1e-3 * tol:
+                continue
+            last[k] = res
+            qcs[k] = retract(closure_model(model.loops[k]), qcs[k], step)
+            nxt.append(k)
+        active = nxt
+        if not active:
+            break
+    if active:
+        # iterations exhausted: the terms at the last coordinates
+        ct = _closure_all(model, qcs)
+        for k in active:
+            terms[k] = ct[k][:2]
+    return qcs, errs, terms
 
 
 def _complement(J):
@@ -212,7 +310,8 @@ class LoopTerms:
     ``Jc`` (nc, nv), ``bc`` (nc,): Jc v' + bc = 0 is the acceleration constraint; ``basis``: per
     loop the (6, nc_l) complement basis N_c (A axes); ``rows``: per loop its slice of rows;
     ``qc``, ``vc``: the closure coordinates and velocities; ``position_error`` (per loop, 6:
-    N_c N_c^T of the pose error; 0 when closed), ``velocity_error`` (nc,): Jc v + N_c^T (s - sigma_c)."""
+    N_c N_c^T of the pose error; 0 when closed), ``velocity_error`` (nc,): Jc v + N_c^T (s - sigma_c);
+    ``M`` (nv, nv), ``h`` (nv,): the tree's mass matrix and nonlinear effects at the state."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -228,8 +327,9 @@ class LoopTerms:
 
 def loop_terms(model, q, qd, t=0.0, qc0=None):
     """``LoopTerms`` of a loop model at (q, qd, t): the constraint Jacobian Jc, the acceleration
-    bias bc and the residuals (see the module's docstring).  ``qc0``: closure coordinates to start
-    their search from (e.g. the previous state's)."""
+    bias bc and the residuals (see the module's docstring), with the tree's mass matrix ``M`` and
+    nonlinear effects ``h`` of the same sweep.  ``qc0``: closure coordinates to start their
+    search from (e.g. the previous state's)."""
     _require_loops(model, "loop_terms")
     q = np.ascontiguousarray(q, dtype=float)
     qd = np.ascontiguousarray(qd, dtype=float)
@@ -237,22 +337,17 @@ def loop_terms(model, q, qd, t=0.0, qc0=None):
     if q.shape != (model.nq,) or qd.shape != (model.nv,):
         raise ValueError(f"loop_terms: q and qd must have shapes ({model.nq},) and ({model.nv},), got {q.shape}, "
                          f"{qd.shape}")
-    kin = forward_kinematics(model, q, qd, np.zeros(model.nv), t=t)
-    qcs, errs = closure_coordinates(model, q, t, qc0, kin)
+    sw = sweep(model, q, qd, t)
+    kin = sw["forward_kinematics"]
+    qcs, errs, cterms = _closures(model, relative_pose(model, q, t, kin), qc0)
     nv = model.nv
-    jac = {}
-
-    def bj(i):
-        if i not in jac:
-            jac[i] = world_jacobian(model, q, i, t)
-        return jac[i]
-
-    rows, blocks, bias, verr, bases, vcs, perr = [], [], [], [], [], [], []
-    r0 = 0
-    for L, qc, e in zip(model.loops, qcs, errs):
+    jac = world_jacobians(model, sw, [b for L in model.loops for b in (L.body_a, L.body_b)], q, t)
+    nl = len(model.loops)
+    geo, vcs = [None] * nl, [None] * nl
+    for k, (L, qc) in enumerate(zip(model.loops, qcs)):
         RA, oA, dA, wa, vA, ala, aA = _frame(kin, L.body_a, L.placement_a, True)
         RB, oB, dB, wb, vB, alb, aB = _frame(kin, L.body_b, L.placement_b, True)
-        Ja, Jb = bj(L.body_a), bj(L.body_b)
+        Ja, Jb = jac[L.body_a], jac[L.body_b]
         D = oB - oA
         JvA = Ja[3:] - _skew(dA) @ Ja[:3]
         JvB = Jb[3:] - _skew(dB) @ Jb[:3]
@@ -262,26 +357,31 @@ def loop_terms(model, q, qd, t=0.0, qc0=None):
         gam = np.concatenate([RA.T @ (alb - ala - _cross(wa, wb - wa)),
                               RA.T @ (aB - aA - _cross(ala, D) - 2.0 * _cross(wa, dv)
                                       + _cross(wa, _cross(wa, D)))])
-        cm = closure_model(L)
-        if cm.nv:
-            Jc, sig, _, _, _ = closure_terms(cm, qc)
-            vc = np.linalg.lstsq(Jc, trel - sig, rcond=None)[0]
-            bcl = closure_terms(cm, qc, vc)[2].copy()
+        Jc, sig = cterms[k]
+        if Jc.shape[1]:
+            vcs[k] = np.linalg.lstsq(Jc, trel - sig, rcond=None)[0]
         else:
-            Jc, sig, vc, bcl = np.zeros((6, 0)), np.zeros(6), np.zeros(0), np.zeros(6)
+            Jc, sig, vcs[k] = np.zeros((6, 0)), np.zeros(6), np.zeros(0)
+        geo[k] = (G, trel, gam, Jc, sig)
+    bcs = [np.zeros(6) if vcs[k].size == 0 else x[2].copy() for k, x in enumerate(_closure_all(model, qcs, vcs))]
+    rows, blocks, bias, verr, bases, perr = [], [], [], [], [], []
+    r0 = 0
+    for k in range(nl):
+        G, trel, gam, Jc, sig = geo[k]
+        e = errs[k]
         N = _complement(Jc)
         blocks.append(N.T @ G)
-        bias.append(N.T @ (gam - bcl))
+        bias.append(N.T @ (gam - bcs[k]))
         verr.append(N.T @ (trel - sig))
         bases.append(N)
-        vcs.append(vc)
         perr.append(N @ (N.T @ e))
         rows.append(slice(r0, r0 + N.shape[1]))
         r0 += N.shape[1]
     Jc = np.vstack(blocks) if blocks else np.zeros((0, nv))
     return LoopTerms(Jc=Jc, bc=np.concatenate(bias) if bias else np.zeros(0), basis=bases, rows=rows,
                      qc=qcs, vc=vcs, position_error=perr,
-                     velocity_error=np.concatenate(verr) if verr else np.zeros(0))
+                     velocity_error=np.concatenate(verr) if verr else np.zeros(0),
+                     M=sw["mass_matrix"], h=sw["rnea"])
 
 
 def _direction_names(model, lt, y):
@@ -301,10 +401,11 @@ def _rank_check(model, lt, redundant):
     Jc = lt.Jc
     if Jc.shape[0] == 0:
         return Jc.shape[0]
-    U, s, _ = np.linalg.svd(Jc, full_matrices=True)
+    s = np.linalg.svd(Jc, compute_uv=False)
     smax = s[0] if s.size else 0.0
     rank = int(np.sum(s > RANK_TOL * max(smax, 1e-300))) if smax > 0 else 0
     if rank < Jc.shape[0] and redundant == "raise":
+        U = np.linalg.svd(Jc, full_matrices=True)[0]
         names = []
         for c in range(rank, Jc.shape[0]):
             names += _direction_names(model, lt, U[:, c])
@@ -338,15 +439,13 @@ class ConstrainedDynamics:
 def _solve_state(model, q, qd, tau, t, redundant, qc0=None, terms=None):
     lt = loop_terms(model, q, qd, t, qc0) if terms is None else terms
     rank = _rank_check(model, lt, redundant)
-    M = mass_matrix(model, q, t=t)
-    h = nonlinear_effects(model, q, qd, t=t)
-    Lm = np.linalg.cholesky(M)
-    def minv(X):
-        return np.linalg.solve(Lm.T, np.linalg.solve(Lm, X))
-    a0 = minv(tau - h)
+    Lm = np.linalg.cholesky(lt.M)
     Jc = lt.Jc
+    # M^-1 [tau - h, Jc^T] by one pair of triangular solves
+    X = np.linalg.solve(Lm.T, np.linalg.solve(Lm, np.column_stack([tau - lt.h, Jc.T])))
+    a0 = X[:, 0]
     if Jc.shape[0]:
-        MJ = minv(Jc.T)
+        MJ = X[:, 1:]
         A = Jc @ MJ
         rhs = -(Jc @ a0 + lt.bc)
         if rank == Jc.shape[0]:
@@ -441,8 +540,7 @@ def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0
                                   f"the others (the constraint Jacobian's dependent columns have rank {rk} of "
                                   f"{len(Dp)}); choose other independent variables")
         qdd[Dp] = sol
-        M = mass_matrix(model, Q[b], t=float(ts[b]))
-        h = nonlinear_effects(model, Q[b], V[b], t=float(ts[b]))
+        M, h = lt.M, lt.h
         # [S_I^T, Jc^T] [tau_I; lam] = M qdd + h
         S = np.zeros((model.nv, len(I)))
         S[I, np.arange(len(I))] = 1.0

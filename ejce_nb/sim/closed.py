@@ -169,8 +169,9 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
     info = dict(method=method, dt=dt, record_every=record_every, nfev=nfev[0], nrejected=nrej,
                 wall=time.perf_counter() - wall, loops=[L.name for L in model.loops], projection_tol=tol)
     tr = Trajectory(T, Q, V, kin, pot, status=0, steps=nsteps, stop_time=float(T[-1]), message="", info=info)
-    tr.position_residual = np.array([loop_terms(model, x, y, s).position_residual for x, y, s in zip(Q, V, T)])
-    tr.velocity_residual = np.array([loop_terms(model, x, y, s).velocity_residual for x, y, s in zip(Q, V, T)])
+    lts = [loop_terms(model, x, y, s) for x, y, s in zip(Q, V, T)]
+    tr.position_residual = np.array([lt.position_residual for lt in lts])
+    tr.velocity_residual = np.array([lt.velocity_residual for lt in lts])
     return tr
 
 
