@@ -20,7 +20,7 @@ from .algorithms.constrained import (constrained_dynamics, constrained_inverse_d
 from .algorithms.assembly import assemble, project_velocity
 from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
 from .algorithms.linearize import linearize, LinearSystem
-from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, com_jacobian
+from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_pose, com_jacobian
 from .check import check_joint, JointReport
 from .sim.driver import simulate
 from .sim.trajectory import Trajectory

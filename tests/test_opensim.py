@@ -460,3 +460,31 @@ def test_opensim_33_format_against_opensim(tmp_path):
     m = compare(str(p), n=4)
     assert m.coordinate_names == ("kx", "ky", "pz") and m.has_couplers
     assert m.body_names[1:] == ("a", "b", "c") and m.joint_names[1:] == ("k", "p", "q")
+
+
+@pytest.mark.parametrize("name", ["arm26", "leg6dof9musc"])
+def test_markers_and_offset_frames_against_opensim(name):
+    path = os.path.join(SHARED, name + ".osim")
+    if not os.path.exists(path):
+        pytest.skip(f"the shared OpenSim models are not here ({os.path.abspath(SHARED)} is absent)")
+    m = _load(path)
+    o = Oracle(path, m.expanded().coordinate_names)
+    markers = [n for n in m.frame_names if not n.startswith("/")]
+    offsets = [n for n in m.frame_names if n.startswith("/jointset/")]
+    ms = o.m.getMarkerSet()
+    assert sorted(markers) == sorted(ms.get(i).getName() for i in range(ms.getSize()))
+    assert offsets
+    rng = np.random.default_rng(1)
+    lo = np.where(np.isfinite(m.q_lower), m.q_lower, -1.0)
+    hi = np.where(np.isfinite(m.q_upper), m.q_upper, 1.0)
+    q = rng.uniform(lo, hi)
+    o._set(m.expand(q))
+    for n in markers:
+        loc = ms.get(n).getLocationInGround(o.s)
+        _, p = ej.frame_pose(m, q, n)
+        np.testing.assert_allclose(p, [loc.get(k) for k in range(3)], atol=1e-9, err_msg=n)
+    for n in offsets:
+        X = opensim.PhysicalFrame.safeDownCast(o.m.getComponent(n)).getTransformInGround(o.s)
+        R, p = ej.frame_pose(m, q, n)
+        np.testing.assert_allclose(p, [X.p().get(k) for k in range(3)], atol=1e-9, err_msg=n)
+        np.testing.assert_allclose(R, [[X.R().get(r, c) for c in range(3)] for r in range(3)], atol=1e-9, err_msg=n)

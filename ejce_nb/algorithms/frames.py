@@ -23,20 +23,35 @@ REFERENCES = ("world", "local", "local_world_aligned")
 
 
 def _frame(model, frame):
-    """(body index, R_bF, p_bF) of a frame given as a body (index or name) or (body, Transform)."""
+    """(body index, R_bF, p_bF) of a frame given as a body (index or name), a named frame
+    (``Model.frame_names``) or (body, ej.Transform)."""
     if isinstance(frame, tuple) and len(frame) == 2 and isinstance(frame[1], Transform):
         body, T = frame
         R, p = np.asarray(T.rotation, dtype=float), np.asarray(T.translation, dtype=float)
     else:
         body, R, p = frame, np.eye(3), np.zeros(3)
     if isinstance(body, (str, np.str_)):
-        b = model.body_index(body)
+        body = str(body)
+        if body in model._body_index:
+            b = model._body_index[body]
+        else:
+            b, T = model.frame_placement(body)      # names the unknown frame in its error
+            R, p = T.rotation @ R, T.rotation @ p + T.translation
     elif isinstance(body, (int, np.integer)) and not isinstance(body, bool) and 0 <= body <= model.nbodies:
         b = int(body)
     else:
-        raise ValueError(f"frame: expected a body index (0..{model.nbodies}), a body name or (body, ej.Transform), "
-                         f"got {frame!r}")
+        raise ValueError(f"frame: expected a body index (0..{model.nbodies}), a body or frame name or "
+                         f"(body, ej.Transform), got {frame!r}")
     return b, R, p
+
+
+def frame_pose(model, q, frame, t=0.0):
+    """World pose of a frame: (R (..., 3, 3), p (..., 3)), R_F = R_b R_bF and p_F = p_b + R_b p_bF;
+    ``frame`` as for ``frame_jacobian``."""
+    b, RbF, pbF = _frame(model, frame)
+    kin = forward_kinematics(model, q, t=t)
+    Rb, pb = kin.R[..., b, :, :], kin.p[..., b, :]
+    return Rb @ RbF, pb + np.einsum("...ij,j->...i", Rb, pbF)
 
 
 def _reference(reference):
@@ -53,7 +68,9 @@ def _skew(x):
 def frame_jacobian(model, q, frame, reference="world", t=0.0):
     """Jacobian (..., 6, nv) of the frame's [angular; linear] velocity in ``reference``
     ("world", "local" or "local_world_aligned"; see the module); ``frame`` a body (index or name:
-    its body frame) or (body, ej.Transform) placed in the body frame."""
+    its body frame), a named frame (``Model.frame_names``: URDF links merged by fixed joints, MJCF
+    sites, OpenSim offset frames and markers, ``ModelBuilder.add_frame``) or (body, ej.Transform)
+    placed in the body frame, or (a named frame, ej.Transform) placed in that frame."""
     _reference(reference)
     b, RbF, pbF = _frame(model, frame)
     J = np.array(body_jacobian(model, q, b, t))

@@ -91,6 +91,10 @@ def to_dict(self):
                           "function": c.function.to_dict(), "scale": c.scale} for c in general]
     if self.loops:
         d["loops"] = [L.to_dict(self.body_names) for L in self.loops]
+    if self.nframes:
+        d["frames"] = [{"name": n, "body": self.body_names[self.frame_body[f]],
+                        "placement": {"rotation": self.frame_rot[f].tolist(), "translation": self.frame_pos[f].tolist()}}
+                       for f, n in enumerate(self.frame_names)]
     return d
 
 def to_json(self, path=None, indent=1):
@@ -156,7 +160,7 @@ _BODY_FIELDS = {"name", "parent", "joint_name", "joint", "placement", "child_pla
                 "inertia", "inertia_as_written", "limits", "mimic", "dynamics", "coordinate_names", "q_default"}
 _DYNAMICS_FIELDS = {"damping", "stiffness", "spring_ref", "armature"}
 _LIMIT_FIELDS = {"q_lower", "q_upper", "v_limit", "effort_limit"}
-_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description", "couplers", "loops"}
+_TOP_FIELDS = {"format", "version", "gravity", "bodies", "description", "couplers", "loops", "frames"}
 
 
 def _field_path(where, body_name, err):
@@ -317,6 +321,18 @@ def builder_from_dict(d, source="model"):
         Pb = _transform_from(L.get("placement_b", {}), f"{where}.placement_b")
         try:
             b.add_loop(L["name"], L["body_a"], L["body_b"], joint=joint, placement_a=Pa, placement_b=Pb)
+        except ModelError as e:
+            raise ModelError(f"{where}: {e}") from None
+    frames = d.get("frames", [])
+    if not isinstance(frames, list):
+        raise ModelError(f"{source}: frames: expected a list of frame objects")
+    for i, F in enumerate(frames):
+        where = f"{source}: frames[{i}]"
+        if not isinstance(F, dict) or set(F) - {"name", "body", "placement"} or not {"name", "body"} <= set(F):
+            raise ModelError(f"{where}: expected an object with 'name', 'body' (and optional 'placement'), got {F!r}")
+        T = _transform_from(F.get("placement", {}), f"{where}.placement")
+        try:
+            b.add_frame(F["name"], F["body"], placement=T)
         except ModelError as e:
             raise ModelError(f"{where}: {e}") from None
     return b

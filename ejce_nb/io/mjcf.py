@@ -27,6 +27,9 @@ Mapping (docs/API.md, "Loading MJCF", says the same for users):
     and the translation of a free joint; a spring on a quaternion rotation is left out);
     ``jnt_range`` where ``jnt_limited`` -> ``q_lower``, ``q_upper`` (hinge and slide; a ball's cone
     limit is left out); ``opt.gravity`` (zero when gravity is disabled) -> ``gravity``.
+  * each site k is a named frame (``Model.frame_names``) on body ``site_bodyid`` at ``site_pos``,
+    ``site_quat``; its name is MuJoCo's (``site<k>`` when unnamed; ``_site`` appended where a body
+    has the name).
   * names: MuJoCo's body and joint names (``body<b>`` / ``joint<j>`` for unnamed ones); a
     Composite joint is named by its joints' names joined with ``+``; ``coordinate_names`` are
     MuJoCo's joint names (``name[k]`` for the entries of a ball or free joint).
@@ -371,6 +374,14 @@ def from_mujoco(mjmodel, source=None, warn=True):
     for label, b1, b2, spec, Pa, Pb in closures:
         b.add_loop(label if not label.startswith("#") else f"equality{label[1:]}", b1, b2, joint=spec,
                    placement_a=Pa, placement_b=Pb)
+    taken = set(bnames)
+    for k in range(int(mj.nsite)):
+        name = _name(mujoco, mj, mujoco.mjtObj.mjOBJ_SITE, k, f"site{k}")
+        while name in taken:
+            name += "_site"
+        taken.add(name)
+        b.add_frame(name, int(mj.site_bodyid[k]), placement=Transform(
+            _quat_matrix(mj.site_quat[k]), np.array(mj.site_pos[k], dtype=float)))
     model = b.build()
     if warn and notes:
         warnings.warn(MJCFWarning(f"{source}: left out what is not rigid-body tree dynamics: " + "; ".join(notes),

@@ -31,8 +31,11 @@ Mapping (OpenSim -> ejce_nb):
   * ``CoordinateCouplerConstraint`` (enforced) -> a coupler (``ModelBuilder.add_coupler``):
     the dependent coordinate is eliminated exactly.
   * Functions: ``opensim_fn``.
+  * Named frames (``Model.frame_names``): each joint's ``PhysicalOffsetFrame`` (OpenSim 4
+    format) by its OpenSim path ``/jointset/<joint>/<frame>``, and each ``Marker`` by its name
+    (``_marker`` appended where a body has it), on the body it is fixed on.
   * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
-    ``model.summary()``: forces (muscles, ligaments, actuators, contact), markers, contact
+    ``model.summary()``: forces (muscles, ligaments, actuators, contact), contact
     geometry, probes, controllers, constraints other than couplers and loop closures.
   * ``PointConstraint`` (enforced) -> a spherical loop closure at its two locations;
     ``WeldConstraint`` -> a Fixed loop closure of its two frames (``ModelBuilder.add_loop``).
@@ -364,6 +367,7 @@ def _load(model, source, fix_locked, drive, policy):
                 notes.append(f"coordinate {c.name!r} is prescribed in the file {why}; it is a free coordinate here")
             elif c.prescribed and c.name not in locked_value:
                 notes.append(f"coordinate {c.name!r} is prescribed: a function of time")
+    _named_frames(b, model, joints, bodies, v33)
     left = {}
     for el in _objects(model, "ConstraintSet"):
         enforced = (_text(el, "isEnforced", "true").lower() == "true"
@@ -375,7 +379,7 @@ def _load(model, source, fix_locked, drive, policy):
         else:
             key = el.tag + ("" if enforced else " (not enforced)")
             left[key] = left.get(key, 0) + 1
-    for set_tag in ("ForceSet", "MarkerSet", "ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
+    for set_tag in ("ForceSet", "ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
         for el in _objects(model, set_tag):
             left[el.tag] = left.get(el.tag, 0) + 1
     if left:
@@ -390,6 +394,37 @@ def _load(model, source, fix_locked, drive, policy):
         warnings.warn(OpenSimWarning(f"{source}: not loaded (a rigid-body model does not hold them): "
                                      + ", ".join(f"{n} {k}" for k, n in sorted(left.items())), left), stacklevel=3)
     return m
+
+
+def _named_frames(b, model, joints, bodies, v33):
+    """The joints' ``PhysicalOffsetFrame``s (OpenSim 4 format), named by their OpenSim path
+    ``/jointset/<joint>/<frame>``, and the ``MarkerSet``'s markers, named as in the file, as named
+    frames (``ModelBuilder.add_frame``) on their bodies."""
+    paths = {}
+    for jt in joints:
+        if v33:
+            break
+        for key in jt.frames:
+            body, T = _frame(jt, key, bodies, jt.where)
+            path = f"/jointset/{jt.name}/{key}"
+            paths[path] = (body, T)
+            b.add_frame(path, "world" if body == "ground" else body, placement=T)
+    taken = set(bodies) | {"ground", "world"} | set(paths)
+    for el in _objects(model, "MarkerSet"):
+        name = el.get("name")
+        w = f"MarkerSet: {el.tag} {name!r}"
+        if el.tag != "Marker" or not name:
+            raise ModelError(f"{w}: expected <Marker name=...>")
+        parent = _text(el, "body" if v33 else "socket_parent_frame")
+        if not parent:
+            raise ModelError(f"{w}: <{'body' if v33 else 'socket_parent_frame'}> is missing")
+        body, T = paths[parent] if parent in paths else (_body_of(parent, bodies, w), Transform())
+        loc = np.asarray(F.numbers(el, "location", w, 3) or [0.0, 0.0, 0.0], dtype=float)
+        while name in taken:
+            name += "_marker"
+        taken.add(name)
+        b.add_frame(name, "world" if body == "ground" else body,
+                    placement=Transform(T.rotation, T.rotation @ loc + T.translation))
 
 
 def _joint_spec(jt, P, fix_locked, drive, locked_value):

@@ -259,7 +259,7 @@ def _root_spec(floating_base):
                      f"or 'ZYX', or a joint spec; got {floating_base!r}")
 
 
-def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inertia=False):
+def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inertia=False, merge_fixed=False):
     """Load a URDF file (``path``; URDF text, a string starting with ``<``, is also taken) as an
     ``ej.Model``.
 
@@ -269,6 +269,11 @@ def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inerti
     ``root_joint``.  A root link named ``world`` is the world and takes no root joint.
     mimic: True couples ``<mimic>`` joints to their source joint (no coordinate of their own);
     False keeps them as independent joints.  A ``<mimic>`` on a fixed joint is ignored.
+    merge_fixed: False keeps every link as a body (a ``fixed`` joint is a Fixed joint); True merges
+    each link attached by a ``fixed`` joint into its parent (as Pinocchio and Drake do): its mass,
+    centre of mass and inertia are added to the parent's, its children hang from the parent, and
+    the link becomes a named frame (``Model.frame_names``) of the same name on the parent, so
+    ``ej.frame_jacobian(model, q, "link")`` and ``ej.frame_pose`` still find it.
 
     Inertias that are not physically consistent (a negative principal moment, or principal
     moments breaking the triangle inequality, beyond ``builder.INERTIA_RTOL`` of the largest)
@@ -286,7 +291,7 @@ def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inerti
     text, source = _read(path)
     policy = "raise" if strict else "balance" if balance_inertia else "keep"
     try:
-        model, reports = _load(text, root_spec, floating_base is not None, bool(mimic), policy)
+        model, reports = _load(text, root_spec, floating_base is not None, bool(mimic), policy, bool(merge_fixed))
     except ModelError as e:
         raise ModelError(f"{source}: {e}") from None
     for link, defect, moments, balanced in reports:
@@ -329,7 +334,7 @@ def _rotor_inertias(robot, joints):
     return out
 
 
-def _load(text, root_spec, floating, use_mimic, inertia_policy):
+def _load(text, root_spec, floating, use_mimic, inertia_policy, merge_fixed=False):
     """(model, [(link, defect, principal moments as written, balanced), ...] for every link
     whose inertia is inconsistent)."""
     try:
@@ -439,27 +444,41 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
         raise ModelError("floating_base was given but the root link is 'world', which is fixed")
     if root_is_world and len(order) == 1:
         raise ModelError("the only link is 'world': the robot has no bodies")
+    # merge_fixed: each link on a fixed joint is folded into its nearest kept ancestor; kept[link]
+    # = (that ancestor, the link's placement in it), mass[link] = (m, com, I, as written) summed
+    kept, mass = {}, {n: (links[n].mass, np.asarray(links[n].com, dtype=float), *inertia[n]) for n in order}
+    merged = []
+    bodies = []
+    for name in order[1:]:
+        j = parent_joint[name]
+        spec, P, Cp = j.spec()
+        anc, Ta = kept.get(j.parent, (j.parent, Transform()))
+        if merge_fixed and j.type == "fixed":
+            T = Ta @ P @ Cp.inverse()
+            kept[name] = (anc, T)
+            merged.append((name, anc, T))
+            if anc != "world":
+                mass[anc] = _merge_inertia(mass[anc], mass[name], T)
+        else:
+            bodies.append((name, j, spec, anc, Ta @ P, Cp))
     if not root_is_world:
         lk = links[root]
         jname = "root_joint"
         while jname in joints:
             jname += "_"
-        I, as_written = inertia[root]
+        m, com, I, as_written = mass[root]
         try:
-            b.add_body(root, parent="world", joint=root_spec, mass=lk.mass, com=lk.com, inertia=I,
+            b.add_body(root, parent="world", joint=root_spec, mass=m, com=com, inertia=I,
                        inertia_as_written=as_written, joint_name=jname)
         except ModelError as e:
             raise ModelError(f"link {root!r}: {e}") from None
-    for name in order[1:]:
-        j = parent_joint[name]
-        lk = links[name]
-        spec, P, Cp = j.spec()
+    for name, j, spec, parent, P, Cp in bodies:
+        m, com, I, as_written = mass[name]
         mim = coupling.get(j.name)
         one = j.type in _ONE_DOF and mim is None
-        I, as_written = inertia[name]
         try:
-            b.add_body(name, parent=j.parent, joint=spec, placement=P, child_placement=Cp,
-                       mass=lk.mass, com=lk.com, inertia=I, inertia_as_written=as_written, joint_name=j.name,
+            b.add_body(name, parent=parent, joint=spec, placement=P, child_placement=Cp,
+                       mass=m, com=com, inertia=I, inertia_as_written=as_written, joint_name=j.name,
                        q_lower=[j.lower] if one else None, q_upper=[j.upper] if one else None,
                        v_limit=[j.velocity] if one else None, effort_limit=[j.effort] if one else None,
                        mimic=mim, damping=j.damping if one else None,
@@ -469,4 +488,22 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy):
             if name == "world":
                 msg = "the name 'world' is reserved for the root link"
             raise ModelError(f"joint {j.name!r} (link {name!r}): {msg}") from None
+    for name, anc, T in merged:
+        b.add_frame(name, anc, placement=T)
     return b.build(), reports
+
+
+def _merge_inertia(a, c, T):
+    """(mass, com, inertia about the com, as written) of body a with body c fixed on it at T."""
+    m1, c1, I1, w1 = a
+    m2, c2, I2, w2 = c
+    R, p = np.asarray(T.rotation), np.asarray(T.translation)
+    c2 = R @ c2 + p
+    I2 = R @ I2 @ R.T
+    m = m1 + m2
+    com = (m1 * c1 + m2 * c2) / m if m > 0.0 else np.zeros(3)
+
+    def shift(mi, d):
+        return mi * (d @ d * np.eye(3) - np.outer(d, d))
+    return m, com, I1 + shift(m1, c1 - com) + I2 + shift(m2, c2 - com), bool(w1 or w2)
+

@@ -255,6 +255,23 @@ class ModelBuilder:
                             self._placement(placement_b, f"{who}: placement_b")))
         return len(self._loops) - 1
 
+    def add_frame(self, name, body, placement=None):
+        """Name a frame fixed on ``body`` (a name or index; ``"world"`` / 0 allowed) at
+        ``placement`` (an ej.Transform in the body frame; default the body frame itself).  Frame
+        names share the body names' name space: ``ej.frame_jacobian``, ``ej.frame_pose`` and the
+        other frame functions take either.  Returns the frame's index in ``Model.frame_names``."""
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"frame name must be a non-empty string, got {name!r}")
+        self._frames = getattr(self, "_frames", [])
+        who = f"frame {name!r}"
+        if name in self._names:
+            raise ModelError(f"{who}: a body has that name (frames and bodies share one name space)")
+        if any(f[0] == name for f in self._frames):
+            raise ModelError(f"{who}: duplicate frame name")
+        b = self._resolve_parent(body, f"{who}: body")
+        self._frames.append((name, b, self._placement(placement, f"{who}: placement")))
+        return len(self._frames) - 1
+
     def _coordinate(self, ref, who):
         """(joint index, coordinate in the joint) of a coordinate reference (see add_coupler)."""
         if isinstance(ref, (tuple, list)) and len(ref) == 2 and not isinstance(ref[1], bool) \
@@ -377,8 +394,15 @@ class ModelBuilder:
             dof_springref=np.concatenate([b["passive"][2][k] for b, (_, k) in zip(rows, cut)]),
             dof_armature=np.concatenate([b["passive"][3][k] for b, (_, k) in zip(rows, cut)]),
             couplers=couplers, coordinate_names=names, q_default=qdef,
-            notes=tuple(self.notes), loops=self._built_loops(),
+            notes=tuple(self.notes), loops=self._built_loops(), frames=self._built_frames(),
         )
+
+    def _built_frames(self):
+        frames = getattr(self, "_frames", [])
+        clash = [f[0] for f in frames if f[0] in self._names]
+        if clash:
+            raise ModelError(f"frame {clash[0]!r}: a body has that name (frames and bodies share one name space)")
+        return list(frames)
 
     def _built_loops(self):
         from .loops import Loop

@@ -27,6 +27,10 @@ in brackets are the same tables under the names of API.md:
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
+  frame_names       tuple of F str   named frames fixed on bodies (URDF links merged by fixed joints,
+                                   MJCF sites, OpenSim offset frames and markers, ``add_frame``)
+  frame_body (F,), frame_rot (F,3,3), frame_pos (F,3)   the body each is fixed on and its placement
+                                   in that body's frame (``frame_placement(name)``); no kernel reads them
 
 Derived tables the kernels read, computed once here (``layout`` packs them for the kernels):
   jnt_path     (N+1,)    how joint i is evaluated (``ejce``: fixed, product of screws, quaternion, jets)
@@ -59,6 +63,7 @@ from ..core.joints.fn import Linear
 from ..errors import ModelError
 from .expansion import Expansion
 from .inertia import spatial_inertia
+from ..core.transform import Transform
 
 ARRAYS = ("body_parent", "jnt_type", "jnt_qadr", "jnt_nq", "jnt_dofadr", "jnt_nv", "jnt_padr",
           "jnt_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
@@ -79,7 +84,7 @@ class Model(Expansion):
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
-                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None):
+                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None, frames=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
@@ -88,7 +93,7 @@ class Model(Expansion):
                                q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
                                dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
                                dof_armature=dof_armature, couplers=couplers, coordinate_names=coordinate_names,
-                               q_default=q_default, notes=notes, loops=loops)
+                               q_default=q_default, notes=notes, loops=loops, frames=frames)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -158,8 +163,16 @@ class Model(Expansion):
         self.nc = int(sum(L.nc for L in self.loops))
         self._body_index = {n: i for i, n in enumerate(self.body_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        # named frames fixed on bodies (``ModelBuilder.add_frame``): (name, body index, Transform)
+        fr = tuple(frames or ())
+        self.frame_names = tuple(f[0] for f in fr)
+        self.frame_body = np.array([int(f[1]) for f in fr], dtype=np.int64)
+        self.frame_rot = np.array([f[2].rotation for f in fr], dtype=np.float64).reshape(len(fr), 3, 3)
+        self.frame_pos = np.array([f[2].translation for f in fr], dtype=np.float64).reshape(len(fr), 3)
+        self.nframes = len(fr)
+        self._frame_index = {n: i for i, n in enumerate(self.frame_names)}
         self._derive()
-        for name in ARRAYS:
+        for name in ARRAYS + ("frame_body", "frame_rot", "frame_pos"):
             getattr(self, name).flags.writeable = False
         self._frozen = True
 
@@ -315,6 +328,23 @@ class Model(Expansion):
             return names[name]
         except (KeyError, TypeError):
             raise ModelError(f"no {what} named {name!r}") from None
+
+    def frame_index(self, name):
+        """Index of a named frame (``frame_names``) given its name (or index)."""
+        if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+            if 0 <= name < self.nframes:
+                return int(name)
+            raise ModelError(f"frame index {name} out of range 0..{self.nframes - 1}")
+        try:
+            return self._frame_index[name]
+        except (KeyError, TypeError):
+            known = ", ".join(map(repr, self.frame_names[:20])) or "none"
+            raise ModelError(f"no frame or body named {name!r} (frames: {known})") from None
+
+    def frame_placement(self, frame):
+        """(body index, ej.Transform in the body frame) of a named frame."""
+        f = self.frame_index(frame)
+        return int(self.frame_body[f]), Transform(self.frame_rot[f], self.frame_pos[f])
 
     def body_index(self, name):
         """Index of a body given its name (or index)."""
