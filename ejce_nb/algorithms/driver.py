@@ -307,43 +307,52 @@ def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
                        P, b1, TAU, QDD, None, None, None, None, None, status)
 
 
+def _rnea_group(TAU, b, m, rg, sg, a, F, fb):
+    rnea_forces(m, rg, sg, F, fb, a, sg.lo)
+    from_lanes(TAU, b, sg.lo)
+
+
+def _aba_group(QDD, b, m, rg, sg, TAU_IN, F, fb):
+    to_lanes(sg.la, TAU_IN, b)
+    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+    if st != 0:
+        return False
+    from_lanes(QDD, b, sg.lo)
+    return True
+
+
 def rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
     """rnea of a group into rows b.. of TAU (None: nothing)."""
+    if TAU is not None:
+        _rnea_group(TAU, b, m, rg, sg, a, F, fb)
 
 
 @overload(rnea_lanes)
 def _rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
     if isinstance(TAU, types.NoneType):
         return lambda TAU, b, m, rg, sg, a, F, fb: None
-
-    def impl(TAU, b, m, rg, sg, a, F, fb):
-        rnea_forces(m, rg, sg, F, fb, a, sg.lo)
-        from_lanes(TAU, b, sg.lo)
-    return impl
+    return _rnea_group
 
 
 def aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
     """aba of a group into rows b.. of QDD; False where some lane is singular or near it."""
+    return True if QDD is None else _aba_group(QDD, b, m, rg, sg, TAU_IN, F, fb)
 
 
 @overload(aba_lanes)
 def _aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
     if isinstance(QDD, types.NoneType):
         return lambda QDD, b, m, rg, sg, TAU_IN, F, fb: True
-
-    def impl(QDD, b, m, rg, sg, TAU_IN, F, fb):
-        to_lanes(sg.la, TAU_IN, b)
-        st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
-        if st != 0:
-            return False
-        from_lanes(QDD, b, sg.lo)
-        return True
-    return impl
+    return _aba_group
 
 
 def run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
     """``chunk_lanes`` where the model and the quantities allow (rnea and aba only, pooled
     records), else ``chunk``."""
+    if (any(x is not None for x in (M, FK, JT, BJ, EN, full)) or per_state or mb[H_LANES] == 0):
+        chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status)
+    else:
+        chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
 
 
 @overload(run_chunk)

@@ -595,11 +595,18 @@ def _velocity_full(m, r, s, i, q, v, t, position_fresh):
 def joint_position(m, r, s, i, q, v, t, full):
     """X_i and S_i of joint i at (q, t); the generic path, which evaluates everything at once,
     also records vJ_i and cJ_i at the velocities v."""
+    # the Python path (NUMBA_DISABLE_JIT); the compiled one is the overload's
+    if full is None:
+        return _position_fast(m, r, s, i, q, v, t)
+    return _position_full(m, r, s, i, q, v, t)
 
 
 def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
     """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
     evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
+    if full is None:
+        return _velocity_fast(m, r, s, i, q, v, t, position_fresh)
+    return _velocity_full(m, r, s, i, q, v, t, position_fresh)
 
 
 @overload(joint_position, inline="always")
