@@ -105,7 +105,9 @@ def quantity(impl, row_ndim=0):
 
     part.__name__ = part.__qualname__ = impl.__name__ + "_part"
 
-    @overload(part)
+    # inlined where it is called: a call boundary would copy the model, record and scratch
+    # views (hundreds of array fields) into the callee, which costs more than the quantity
+    @overload(part, inline="always")
     def _ov(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
         if isinstance(out, types.NoneType):
             return lambda out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k: (0, -1)
@@ -126,18 +128,18 @@ def quantity(impl, row_ndim=0):
 
 
 # ---------------------------------------------------------------------------- the quantities
-@jit
+@jit(inline="always")
 def _rnea(out, b, m, r, s, a, F, fb, P):
     rnea_forces(m, r, s, F, fb, a, out)
     return 0, -1
 
 
-@jit
+@jit(inline="always")
 def _aba(out, b, m, r, s, tau, F, fb, P):
     return aba_solve(m, r, s, tau, F, fb, out)
 
 
-@jit
+@jit(inline="always")
 def _crba(out, b, m, r, s, x, F, fb, P):
     crba_after(m, r, s, out)
     if P[P_RANK] != 0:
@@ -145,7 +147,7 @@ def _crba(out, b, m, r, s, x, F, fb, P):
     return 0, -1
 
 
-@jit
+@jit(inline="always")
 def _fk(out, b, m, r, s, x, F, fb, P):
     n1 = m.body_parent.shape[0]
     level = P[P_FK_LEVEL]
@@ -153,7 +155,7 @@ def _fk(out, b, m, r, s, x, F, fb, P):
     return 0, -1
 
 
-@jit
+@jit(inline="always")
 def _jt(out, b, m, r, s, v, F, fb, P):
     n1 = m.body_parent.shape[0]
     nv = v.shape[0]
@@ -161,13 +163,13 @@ def _jt(out, b, m, r, s, v, F, fb, P):
     return 0, -1
 
 
-@jit
+@jit(inline="always")
 def _bj(out, b, m, r, s, x, F, fb, P):
     body_jacobian_state(m, r, P[P_BODY], b, out)
     return 0, -1
 
 
-@jit
+@jit(inline="always")
 def _energy(out, b, m, r, s, v, F, fb, P):
     energy_after(m, r, v, P[P_EN_LEVEL], out)
     return 0, -1
