@@ -18,6 +18,7 @@ from ..errors import ModelError
 from ..model.builder import ModelBuilder
 from ..model.inertia import inertia_defect
 from ..model.model import Model
+from ..model.loops import LOOP_FIELDS
 
 
 def _scalar(x):
@@ -310,7 +311,6 @@ def builder_from_dict(d, source="model"):
     loops = d.get("loops", [])
     if not isinstance(loops, list):
         raise ModelError(f"{source}: loops: expected a list of loop objects")
-    from ..model.loops import LOOP_FIELDS
     for i, L in enumerate(loops):
         where = f"{source}: loops[{i}]"
         if not isinstance(L, dict) or set(L) - LOOP_FIELDS or not {"name", "body_a", "body_b"} <= set(L):
