@@ -8,9 +8,9 @@ in a compiled time loop (``integrators``), for one trajectory or a batch of init
 The configuration moves on its manifold: the tangent space has dimension nv; a coordinate whose
 rate is its velocity variable moves by it, a unit quaternion by a rotation vector th at its joint's
 three angular velocity variables u (C axes, q' = 1/2 q (x) (0, u)): q (+) th = q (x) Exp(th)
-(``ejce.retract``).  Runge-Kutta methods run in that chart (Runge-Kutta-Munthe-Kaas): stage j sits
+(``quaternions.retract``).  Runge-Kutta methods run in that chart (Runge-Kutta-Munthe-Kaas): stage j sits
 at q (+) Delta_j, Delta_j = h sum_l a_jl K_l, with the stage rate K_j = dexpinv(Delta_j) u_j
-(``ejce.tangent_rates``); the step ends at q (+) h sum_j b_j K_j.  Quaternions thus stay unit
+(``quaternions.tangent_rates``); the step ends at q (+) h sum_j b_j K_j.  Quaternions thus stay unit
 (renormalised against rounding only), and every method keeps its order.
 
 Methods (``METHODS``):
