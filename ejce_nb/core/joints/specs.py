@@ -7,6 +7,7 @@ import numpy as np
 from ...errors import ModelError
 from . import codes as C
 from . import fn as _fn
+from .document import ByDict
 
 EULER_SEQUENCES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX", "YXY", "YZY", "ZXZ", "ZYZ")
 ROTATION_PARAMS = {"quaternion": C.ROT_QUATERNION, "rotvec": C.ROT_ROTVEC,
@@ -34,7 +35,7 @@ def unit_axis(axis, what="axis"):
     return out
 
 
-class JointSpec:
+class JointSpec(ByDict):
     code = None
     nq = 0
     nv = 0
@@ -61,14 +62,6 @@ class JointSpec:
 
     def to_dict(self):
         return {"type": C.NAMES[self.code]}
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __repr__(self):
-        d = self.to_dict()
-        kind = d.pop("type")
-        return f"{kind}({', '.join(f'{k}={v!r}' for k, v in d.items())})"
 
 
 class Fixed(JointSpec):
