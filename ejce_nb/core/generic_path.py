@@ -37,13 +37,8 @@ def _seed(q, v, qs, nq, vs, k, quat_off):
                 1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
     o = qs + quat_off
     b = vs + quat_off
-    w = q[o]
-    x = q[o + 1]
-    y = q[o + 2]
-    z = q[o + 3]
-    ux = v[b]
-    uy = v[b + 1]
-    uz = v[b + 2]
+    w, x, y, z = q[o], q[o + 1], q[o + 2], q[o + 3]
+    ux, uy, uz = v[b], v[b + 1], v[b + 2]
     c = k - quat_off
     n0, n1, n2 = quat_rate_row(w, x, y, z, c)
     # q''0 = N(q') u = 1/2 q' (x) (0, u) = -|u|^2 / 4 q

@@ -87,10 +87,7 @@ def retract(m, q, delta, out):
         if o >= 0:
             a = qs + o
             b = vs + o
-            w1 = q[a]
-            x1 = q[a + 1]
-            y1 = q[a + 2]
-            z1 = q[a + 3]
+            w1, x1, y1, z1 = q[a], q[a + 1], q[a + 2], q[a + 3]
             w2, x2, y2, z2 = quat_exp(delta[b], delta[b + 1], delta[b + 2])
             w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
             x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2

@@ -53,6 +53,15 @@ def check_json_numbers(value, where, scalar=False, nulls=False):
     return value
 
 
+def document_kind(d, where):
+    """The ``"type"`` of the document object ``d`` (a joint or a function); errors name ``where``."""
+    if not isinstance(d, dict):
+        raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
+    if "type" not in d:
+        raise ModelError(f"{where}.type is missing")
+    return d["type"]
+
+
 class ByDict:
     """Equality and ``repr`` by ``to_dict()``: two objects are equal when they are of one type and
     their document forms are equal; the ``repr`` reads ``Kind(field=value, ...)``."""

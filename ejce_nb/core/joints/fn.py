@@ -7,7 +7,7 @@ import numpy as np
 
 from ...errors import ModelError
 from . import codes as C
-from .document import ByDict, check_json_numbers
+from .document import ByDict, check_json_numbers, document_kind
 from .splines import (SPLINE_ENDS, spline_eval, clamped_spline_moments, natural_spline_moments,
                       simm_spline_moments)
 
@@ -319,11 +319,7 @@ _KINDS = {"Linear": Linear, "Poly": Poly, "MultiPoly": MultiPoly, "Spline": Spli
 
 def from_dict(d, where="fn"):
     """Rebuild a function from ``to_dict`` output; errors name ``where`` (a path in the file)."""
-    if not isinstance(d, dict):
-        raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
-    if "type" not in d:
-        raise ModelError(f"{where}.type is missing")
-    kind = d["type"]
+    kind = document_kind(d, where)
     if not isinstance(kind, str) or kind not in _KINDS:
         raise ModelError(f"{where}.type: unknown function {kind!r}; known: {sorted(_KINDS)}")
     args = {k: v for k, v in d.items() if k != "type"}
