@@ -157,15 +157,20 @@ def dynamics_demo(model, batch=20_000, out=None):
     return err
 
 
-def _count(text):
-    """A positive integer, also written like 1e6."""
+def _number(text, what, ok):
+    """``text`` as a number for which ``ok`` holds, else an argument error naming ``what``."""
     try:
         x = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not x.is_integer() or x <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(x)
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return x
+
+
+def _count(text):
+    """A positive integer, also written like 1e6."""
+    return int(_number(text, "a positive integer", lambda x: x.is_integer() and x > 0))
 
 
 def run_sweep(args, out=None):
@@ -354,13 +359,7 @@ def simulate_command(args, out=None, err=None):
 
 
 def _positive_float(text):
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (x > 0 and x < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return x
+    return _number(text, "a positive number", lambda x: x > 0 and x < float("inf"))
 
 
 def main(argv=None):
