@@ -131,10 +131,7 @@ def coord_function(params, p, qj, tj):
             c = int(params[p + 1])
             x = tj if c < 0 else qj[c]
             n = int(params[p + 2])
-            acc = jconst(params[p + 3 + n - 1])
-            for k in range(n - 2, -1, -1):
-                acc = jaddc(jmul(acc, x), params[p + 3 + k])
-            f = jadd(f, acc)
+            f = jadd(f, _horner(params, p + 3, n, x))
             p += 3 + n
         elif kind == C.FN_SPLINE:
             c = int(params[p + 1])
@@ -164,16 +161,22 @@ def coord_function(params, p, qj, tj):
             p = t0 + nt * (nc + 1)
         elif kind == C.FN_TIMEPOLY:
             n = int(params[p + 1])
-            acc = jconst(params[p + 2 + n - 1])
-            for k in range(n - 2, -1, -1):
-                acc = jaddc(jmul(acc, tj), params[p + 2 + k])
-            f = jadd(f, acc)
+            f = jadd(f, _horner(params, p + 2, n, tj))
             p += 2 + n
         else:  # FN_HARMONIC
             s, c = jsincos(jaddc(jscale(tj, params[p + 2]), params[p + 3]))
             f = jaxpy(params[p + 1], s, f)
             p += 4
     return f, p
+
+
+@jit
+def _horner(params, c, n, x):
+    """The polynomial sum_k params[c + k] x^k (n coefficients) of the jet x, by Horner's scheme."""
+    acc = jconst(params[c + n - 1])
+    for k in range(n - 2, -1, -1):
+        acc = jaddc(jmul(acc, x), params[c + k])
+    return acc
 
 
 def simple_function_coord(params, p):
