@@ -1,8 +1,7 @@
 """ejce_nb: rigid multibody kinematics and dynamics for any joint, accelerated with Numba."""
-__version__ = "0.1.0"
-
 import sys as _sys
 
+from ._version import __version__
 from .errors import ModelError, NearSingularWarning, SingularJointError, Status
 from .core.transform import Transform
 from .core import joints

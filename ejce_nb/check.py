@@ -18,6 +18,7 @@ import numpy as np
 from .model.builder import ModelBuilder
 from .errors import ModelError
 from .core.joints.specs import JointSpec
+from .algorithms.api import joint_terms
 
 # stencils: 5-point central differences (first and second derivative)
 _H1 = 1e-3
@@ -122,7 +123,6 @@ def check_joint(joint, n_samples=50, seed=0, t_range=(0.0, 2.0), tol=TOL, sweep_
     """Check the EJCE terms of ``joint`` (any joint spec) against finite differences of its pose
     at ``n_samples`` random states; returns a ``JointReport`` (true when every check passes,
     ``print`` it to read the figures)."""
-    from .algorithms.api import joint_terms
     if not isinstance(joint, JointSpec):
         raise ModelError(f"check_joint: expected an ej.joints spec, got {joint!r}")
     b = ModelBuilder()
@@ -204,7 +204,6 @@ def _sweeps(joint, model, q0, t0, n):
     neighbours x_i, x_i+1 the pose must change as its derivative says, P_i+1 - P_i =
     (x_i+1 - x_i) (P'_i + P'_i+1) / 2 up to O(step^3), with P' from J (dR/dx = [J_w]x R,
     dr/dx = J_v); a jump of P leaves a residual of its size, a kink one of order the step."""
-    from .algorithms.api import joint_terms
     found = []
     lo = getattr(joint, "q_low", None)
     hi = getattr(joint, "q_high", None)

@@ -19,6 +19,17 @@ import time
 
 import numpy as np
 
+from . import ModelBuilder, ModelError, SweepError, forward_kinematics, joint_terms, open_sweep, sweep
+from ._jit import cache_is_cold
+from .algorithms.api import aba, rnea
+from .core import joints
+from .core.euler import euler_rate_matrix
+from .io.zoo import load, random_states
+from .sim.animate import writer_for
+from .sim.driver import simulate
+from .sim.plot import require_matplotlib
+from .sim.status import SimulationError, SimulationStatus
+
 PAPER_SEQUENCES = ("ZXZ", "ZYX", "XYZ", "YXY", "zxz", "zyx", "xyz", "yzy")
 
 DESCRIPTION = ("Rigid multibody kinematics and dynamics with the EJCE method: run the paper's example and "
@@ -33,7 +44,6 @@ def load_joints(path):
     import importlib.util
     import os
 
-    from .core import joints
     if not os.path.isfile(path) or not path.endswith(".py"):
         raise ValueError(f"--joints: {path!r} is not a Python file (.py) that defines user joints")
     name = "ejce_nb_user_joints_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
@@ -57,7 +67,6 @@ def load_joints(path):
 def load_model(args):
     """The model a command names, after registering its ``--joints`` files; URDF files with
     ``--floating-base``."""
-    from .io.zoo import load
     for path in getattr(args, "joints", None) or []:
         load_joints(path)
     fb = getattr(args, "floating_base", None)
@@ -73,10 +82,6 @@ def paper_example(n_states=5, seed=2026, out=None):
     """A spherical joint between two bodies: the Jacobian of the generic EJCE method beside the
     matrix of Euler's kinematic equations, for several sequences and random states.  Returns the
     largest difference."""
-    from . import ModelBuilder, joint_terms
-    from .core import joints
-    from .core.euler import euler_rate_matrix
-
     out = out or sys.stdout
     rng = np.random.default_rng(seed)
     worst = 0.0
@@ -103,8 +108,6 @@ def bench(model, batch=100_000, repeats=3, threads=None, out=None):
     """Throughput (states/s) of batched forward kinematics with accelerations."""
     import numba
 
-    from . import forward_kinematics
-    from .io.zoo import random_states
     out = out or sys.stdout
     if threads:
         numba.set_num_threads(threads)
@@ -126,8 +129,6 @@ def dynamics_demo(model, batch=20_000, out=None):
     aba(rnea(qdd)) = qdd.  Returns the largest relative error."""
     import numba
 
-    from .algorithms.api import aba, rnea
-    from .io.zoo import random_states
     out = out or sys.stdout
     q, qd, qdd = random_states(model, batch, 1)
     tau = rnea(model, q, qd, qdd)
@@ -156,23 +157,26 @@ def dynamics_demo(model, batch=20_000, out=None):
     return err
 
 
-def _count(text):
-    """A positive integer, also written like 1e6."""
+def _number(text, what, ok):
+    """``text`` as a number for which ``ok`` holds, else an argument error naming ``what``."""
     try:
         x = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not x.is_integer() or x <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(x)
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return x
+
+
+def _count(text):
+    """A positive integer, also written like 1e6."""
+    return int(_number(text, "a positive integer", lambda x: x.is_integer() and x > 0))
 
 
 def run_sweep(args, out=None):
     """The ``sweep`` command: ej.sweep with a progress bar, then a line of figures."""
     import numba
 
-    from . import sweep
-    from .io.zoo import load
     out = out or sys.stdout
     if args.threads:
         numba.set_num_threads(args.threads)
@@ -210,7 +214,6 @@ def run_sweep(args, out=None):
 
 def run_report(args, out=None):
     """The ``report`` command: the summary table, recorded failures, and the plot."""
-    from . import open_sweep
     out = out or sys.stdout
     res = open_sweep(args.dir)
     print(res.summary(), file=out)
@@ -248,12 +251,9 @@ def simulate_command(args, out=None, err=None):
     """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
     import numba
 
-    from .sim.driver import simulate
-    from .sim.status import SimulationError, SimulationStatus
     out = out or sys.stdout
     err = err or sys.stderr
     if args.plot:
-        from .sim.plot import require_matplotlib
         try:
             require_matplotlib()
         except ImportError as e:
@@ -261,7 +261,6 @@ def simulate_command(args, out=None, err=None):
     if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg", ".jpg", ".jpeg")):
         raise ValueError(f"--plot: the file name must end in .png, .pdf, .svg or .jpg, got {args.plot!r}")
     if args.animate:
-        from .sim.animate import writer_for
         try:
             writer_for(args.animate, args.fps)
         except (ImportError, RuntimeError, ValueError) as e:
@@ -360,13 +359,7 @@ def simulate_command(args, out=None, err=None):
 
 
 def _positive_float(text):
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (x > 0 and x < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return x
+    return _number(text, "a positive number", lambda x: x > 0 and x < float("inf"))
 
 
 def main(argv=None):
@@ -442,8 +435,6 @@ def main(argv=None):
     p_sim.add_argument("--threads", type=_count, default=None)
     args = parser.parse_args(argv)
 
-    from . import ModelError, SweepError
-    from ._jit import cache_is_cold
     try:
         if args.cmd == "info":
             print(load_model(args).summary())

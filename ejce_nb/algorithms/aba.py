@@ -193,25 +193,11 @@ def aba_solve(m, r, s, tau, F, fb, qdd):
             Ia = Ai
             pa = pi
             for k in range(nvj):
-                x0 = Z
-                x1 = Z
-                x2 = Z
-                x3 = Z
-                x4 = Z
-                x5 = Z
+                UDk = (Z, Z, Z, Z, Z, Z)
                 for j in range(nvj):
-                    d = load_row(s.Dinv, vs + j, k)
-                    x0 += load_row(s.U, vs + j, 0) * d
-                    x1 += load_row(s.U, vs + j, 1) * d
-                    x2 += load_row(s.U, vs + j, 2) * d
-                    x3 += load_row(s.U, vs + j, 3) * d
-                    x4 += load_row(s.U, vs + j, 4) * d
-                    x5 += load_row(s.U, vs + j, 5) * d
-                UDk = (x0, x1, x2, x3, x4, x5)
+                    UDk = axpy6(load_row(s.Dinv, vs + j, k), ld6(s.U, vs + j), UDk)
                 Ia = sym_sub_outer(Ia, UDk, ld6(s.U, vs + k))
-                u = get(s.uu, vs + k)
-                pa = (pa[0] + x0 * u, pa[1] + x1 * u, pa[2] + x2 * u, pa[3] + x3 * u, pa[4] + x4 * u,
-                      pa[5] + x5 * u)
+                pa = axpy6(get(s.uu, vs + k), UDk, pa)
         pa = add6(pa, sym_mul(Ia, ld6(s.c, i)))
         Ei = ld9(r.E, i)
         di = ld3(r.d, i)
@@ -231,24 +217,19 @@ def aba_solve(m, r, s, tau, F, fb, qdd):
         if nvj == 1:
             x = load_row(s.Dinv, vs, 0) * (get(s.uu, vs) - dot6(ld6(s.U, vs), ap))
             put(qdd, vs, x)
-            a0, a1, a2, a3, a4, a5 = axpy6(x, ld6(r.S, vs), ap)
+            ai = axpy6(x, ld6(r.S, vs), ap)
         else:
             for k in range(vs, vs + nvj):
                 put(s.uu, k, get(s.uu, k) - dot6(ld6(s.U, k), ap))
-            a0, a1, a2, a3, a4, a5 = ap
+            ai = ap
             for j in range(nvj):
                 x = Z
                 for k in range(nvj):
                     x += load_row(s.Dinv, vs + j, k) * get(s.uu, vs + k)
                 put(qdd, vs + j, x)
-                a0 += load_row(r.S, vs + j, 0) * x
-                a1 += load_row(r.S, vs + j, 1) * x
-                a2 += load_row(r.S, vs + j, 2) * x
-                a3 += load_row(r.S, vs + j, 3) * x
-                a4 += load_row(r.S, vs + j, 4) * x
-                a5 += load_row(r.S, vs + j, 5) * x
+                ai = axpy6(x, ld6(r.S, vs + j), ai)
         # c_i is no longer needed: it holds the body's acceleration for its children
-        st6(s.c, i, (a0, a1, a2, a3, a4, a5))
+        st6(s.c, i, ai)
     if near >= 0:
         return inputs.NEAR_SINGULAR, near
     return 0, -1

@@ -81,10 +81,7 @@ def _binary(op):
     return lane_op
 
 
-_lane_add = _binary("fadd")
-_lane_sub = _binary("fsub")
-_lane_mul = _binary("fmul")
-_lane_div = _binary("fdiv")
+_lane_add, _lane_sub, _lane_mul, _lane_div = (_binary(op) for op in ("fadd", "fsub", "fmul", "fdiv"))
 
 for _op, _impl in ((operator.add, _lane_add), (operator.sub, _lane_sub), (operator.mul, _lane_mul),
                    (operator.truediv, _lane_div), (operator.iadd, _lane_add), (operator.isub, _lane_sub),

@@ -14,6 +14,8 @@ Symmetric 6x6 inertias are packed: the upper triangle row by row in 21 entries (
 6x - x(x-1)/2).  A rigid inertia about a frame origin, with mass m, first moment h = m c and
 rotational inertia I about that origin, is [[I, h^], [-h^, m 1]].
 """
+import linecache
+
 from .._jit import jit
 from .lanes import load_row, store_row
 
@@ -23,112 +25,34 @@ EYE9 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 # ---------------------------------------------------------------------------- loads and stores
-# (of one state's tables, or of a group's in the lane layout: ``lanes``)
-@jit
-def ld3(A, i):
-    return (load_row(A, i, 0), load_row(A, i, 1), load_row(A, i, 2))
+# (of one state's tables, or of a group's in the lane layout: ``lanes``).  Entry by entry: a tuple
+# of numbers and lanes has no loop over its entries, so each width is written out, from one
+# template each (their source: ``print(spatial.GENERATED)``).
+_LOAD = "def ld{n}(A, i):\n    return ({entries})\n"
+_STORE = "def st{n}(A, i, x):\n{lines}"
+_ADD = "def add{n}(A, i, x):\n{lines}"
+GENERATED = "".join(
+    [_LOAD.format(n=n, entries=", ".join(f"load_row(A, i, {k})" for k in range(n))) for n in (3, 6, 9, 21)]
+    + [_STORE.format(n=n, lines="".join(f"    store_row(A, i, {k}, x[{k}])\n" for k in range(n)))
+       for n in (3, 6, 9, 21)]
+    + [_ADD.format(n=21, lines="".join(f"    store_row(A, i, {k}, load_row(A, i, {k}) + x[{k}])\n"
+                                       for k in range(21)))])
 
 
-@jit
-def ld6(A, i):
-    return (load_row(A, i, 0), load_row(A, i, 1), load_row(A, i, 2), load_row(A, i, 3), load_row(A, i, 4),
-            load_row(A, i, 5))
+def _generate():
+    """Compile the loads and stores from ``GENERATED``: in memory where a kernel that calls them
+    is compiled (the kernel's own cache holds their code), as generated source has no file for
+    Numba's cache."""
+    filename = "<ejce_nb.core.spatial: generated loads and stores>"
+    linecache.cache[filename] = (len(GENERATED), None, GENERATED.splitlines(True), filename)
+    space = {"load_row": load_row, "store_row": store_row}
+    exec(compile(GENERATED, filename, "exec"), space)
+    return tuple(jit(cache=False)(space[name]) for name in
+                 ("ld3", "ld6", "ld9", "ld21", "st3", "st6", "st9", "st21", "add21"))
 
 
-@jit
-def ld9(A, i):
-    return (load_row(A, i, 0), load_row(A, i, 1), load_row(A, i, 2), load_row(A, i, 3), load_row(A, i, 4),
-            load_row(A, i, 5), load_row(A, i, 6), load_row(A, i, 7), load_row(A, i, 8))
-
-
-@jit
-def ld21(A, i):
-    return (load_row(A, i, 0), load_row(A, i, 1), load_row(A, i, 2), load_row(A, i, 3), load_row(A, i, 4),
-            load_row(A, i, 5), load_row(A, i, 6), load_row(A, i, 7), load_row(A, i, 8), load_row(A, i, 9),
-            load_row(A, i, 10), load_row(A, i, 11), load_row(A, i, 12), load_row(A, i, 13), load_row(A, i, 14),
-            load_row(A, i, 15), load_row(A, i, 16), load_row(A, i, 17), load_row(A, i, 18), load_row(A, i, 19),
-            load_row(A, i, 20))
-
-
-@jit
-def st3(A, i, x):
-    store_row(A, i, 0, x[0])
-    store_row(A, i, 1, x[1])
-    store_row(A, i, 2, x[2])
-
-
-@jit
-def st6(A, i, x):
-    store_row(A, i, 0, x[0])
-    store_row(A, i, 1, x[1])
-    store_row(A, i, 2, x[2])
-    store_row(A, i, 3, x[3])
-    store_row(A, i, 4, x[4])
-    store_row(A, i, 5, x[5])
-
-
-@jit
-def st9(A, i, x):
-    # entry by entry: a tuple of numbers and lanes has no loop over its entries
-    store_row(A, i, 0, x[0])
-    store_row(A, i, 1, x[1])
-    store_row(A, i, 2, x[2])
-    store_row(A, i, 3, x[3])
-    store_row(A, i, 4, x[4])
-    store_row(A, i, 5, x[5])
-    store_row(A, i, 6, x[6])
-    store_row(A, i, 7, x[7])
-    store_row(A, i, 8, x[8])
-
-
-@jit
-def st21(A, i, x):
-    store_row(A, i, 0, x[0])
-    store_row(A, i, 1, x[1])
-    store_row(A, i, 2, x[2])
-    store_row(A, i, 3, x[3])
-    store_row(A, i, 4, x[4])
-    store_row(A, i, 5, x[5])
-    store_row(A, i, 6, x[6])
-    store_row(A, i, 7, x[7])
-    store_row(A, i, 8, x[8])
-    store_row(A, i, 9, x[9])
-    store_row(A, i, 10, x[10])
-    store_row(A, i, 11, x[11])
-    store_row(A, i, 12, x[12])
-    store_row(A, i, 13, x[13])
-    store_row(A, i, 14, x[14])
-    store_row(A, i, 15, x[15])
-    store_row(A, i, 16, x[16])
-    store_row(A, i, 17, x[17])
-    store_row(A, i, 18, x[18])
-    store_row(A, i, 19, x[19])
-    store_row(A, i, 20, x[20])
-
-
-@jit
-def add21(A, i, x):
-    store_row(A, i, 0, load_row(A, i, 0) + x[0])
-    store_row(A, i, 1, load_row(A, i, 1) + x[1])
-    store_row(A, i, 2, load_row(A, i, 2) + x[2])
-    store_row(A, i, 3, load_row(A, i, 3) + x[3])
-    store_row(A, i, 4, load_row(A, i, 4) + x[4])
-    store_row(A, i, 5, load_row(A, i, 5) + x[5])
-    store_row(A, i, 6, load_row(A, i, 6) + x[6])
-    store_row(A, i, 7, load_row(A, i, 7) + x[7])
-    store_row(A, i, 8, load_row(A, i, 8) + x[8])
-    store_row(A, i, 9, load_row(A, i, 9) + x[9])
-    store_row(A, i, 10, load_row(A, i, 10) + x[10])
-    store_row(A, i, 11, load_row(A, i, 11) + x[11])
-    store_row(A, i, 12, load_row(A, i, 12) + x[12])
-    store_row(A, i, 13, load_row(A, i, 13) + x[13])
-    store_row(A, i, 14, load_row(A, i, 14) + x[14])
-    store_row(A, i, 15, load_row(A, i, 15) + x[15])
-    store_row(A, i, 16, load_row(A, i, 16) + x[16])
-    store_row(A, i, 17, load_row(A, i, 17) + x[17])
-    store_row(A, i, 18, load_row(A, i, 18) + x[18])
-    store_row(A, i, 19, load_row(A, i, 19) + x[19])
-    store_row(A, i, 20, load_row(A, i, 20) + x[20])
+# ldN(A, i): row i of table A as an N-tuple; stN(A, i, x): x into row i; add21: row i += x
+ld3, ld6, ld9, ld21, st3, st6, st9, st21, add21 = _generate()
 
 
 # ---------------------------------------------------------------------------- 3-vectors, 3x3
@@ -182,12 +106,13 @@ def mm(A, B):
 @jit
 def mmT(A, B):
     """A B^T."""
-    return (A[0] * B[0] + A[1] * B[1] + A[2] * B[2], A[0] * B[3] + A[1] * B[4] + A[2] * B[5],
-            A[0] * B[6] + A[1] * B[7] + A[2] * B[8],
-            A[3] * B[0] + A[4] * B[1] + A[5] * B[2], A[3] * B[3] + A[4] * B[4] + A[5] * B[5],
-            A[3] * B[6] + A[4] * B[7] + A[5] * B[8],
-            A[6] * B[0] + A[7] * B[1] + A[8] * B[2], A[6] * B[3] + A[7] * B[4] + A[8] * B[5],
-            A[6] * B[6] + A[7] * B[7] + A[8] * B[8])
+    return mm(A, (B[0], B[3], B[6], B[1], B[4], B[7], B[2], B[5], B[8]))
+
+
+@jit
+def mTm(A, B):
+    """A^T B."""
+    return mm((A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]), B)
 
 
 @jit
@@ -327,54 +252,11 @@ def sym_to_parent(E, d, A):
     frame X maps from.  Rotating the blocks first (A' = E^T A_ww E, B' = E^T A_wv E,
     C' = E^T A_vv E) leaves the shift by d as cross products:
     [[A' + d^ B'^T - K d^, K], [K^T, C']], K = B' + d^ C'."""
-    p00, p01, p02 = (A[0] * E[0] + A[1] * E[3] + A[2] * E[6],
-                     A[0] * E[1] + A[1] * E[4] + A[2] * E[7],
-                     A[0] * E[2] + A[1] * E[5] + A[2] * E[8])
-    p10, p11, p12 = (A[1] * E[0] + A[6] * E[3] + A[7] * E[6],
-                     A[1] * E[1] + A[6] * E[4] + A[7] * E[7],
-                     A[1] * E[2] + A[6] * E[5] + A[7] * E[8])
-    p20, p21, p22 = (A[2] * E[0] + A[7] * E[3] + A[11] * E[6],
-                     A[2] * E[1] + A[7] * E[4] + A[11] * E[7],
-                     A[2] * E[2] + A[7] * E[5] + A[11] * E[8])
-    a00, a01, a02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
-                     E[0] * p01 + E[3] * p11 + E[6] * p21,
-                     E[0] * p02 + E[3] * p12 + E[6] * p22)
-    a11, a12 = (E[1] * p01 + E[4] * p11 + E[7] * p21,
-                E[1] * p02 + E[4] * p12 + E[7] * p22)
-    a22 = E[2] * p02 + E[5] * p12 + E[8] * p22
-    p00, p01, p02 = (A[3] * E[0] + A[4] * E[3] + A[5] * E[6],
-                     A[3] * E[1] + A[4] * E[4] + A[5] * E[7],
-                     A[3] * E[2] + A[4] * E[5] + A[5] * E[8])
-    p10, p11, p12 = (A[8] * E[0] + A[9] * E[3] + A[10] * E[6],
-                     A[8] * E[1] + A[9] * E[4] + A[10] * E[7],
-                     A[8] * E[2] + A[9] * E[5] + A[10] * E[8])
-    p20, p21, p22 = (A[12] * E[0] + A[13] * E[3] + A[14] * E[6],
-                     A[12] * E[1] + A[13] * E[4] + A[14] * E[7],
-                     A[12] * E[2] + A[13] * E[5] + A[14] * E[8])
-    b00, b01, b02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
-                     E[0] * p01 + E[3] * p11 + E[6] * p21,
-                     E[0] * p02 + E[3] * p12 + E[6] * p22)
-    b10, b11, b12 = (E[1] * p00 + E[4] * p10 + E[7] * p20,
-                     E[1] * p01 + E[4] * p11 + E[7] * p21,
-                     E[1] * p02 + E[4] * p12 + E[7] * p22)
-    b20, b21, b22 = (E[2] * p00 + E[5] * p10 + E[8] * p20,
-                     E[2] * p01 + E[5] * p11 + E[8] * p21,
-                     E[2] * p02 + E[5] * p12 + E[8] * p22)
-    p00, p01, p02 = (A[15] * E[0] + A[16] * E[3] + A[17] * E[6],
-                     A[15] * E[1] + A[16] * E[4] + A[17] * E[7],
-                     A[15] * E[2] + A[16] * E[5] + A[17] * E[8])
-    p10, p11, p12 = (A[16] * E[0] + A[18] * E[3] + A[19] * E[6],
-                     A[16] * E[1] + A[18] * E[4] + A[19] * E[7],
-                     A[16] * E[2] + A[18] * E[5] + A[19] * E[8])
-    p20, p21, p22 = (A[17] * E[0] + A[19] * E[3] + A[20] * E[6],
-                     A[17] * E[1] + A[19] * E[4] + A[20] * E[7],
-                     A[17] * E[2] + A[19] * E[5] + A[20] * E[8])
-    c00, c01, c02 = (E[0] * p00 + E[3] * p10 + E[6] * p20,
-                     E[0] * p01 + E[3] * p11 + E[6] * p21,
-                     E[0] * p02 + E[3] * p12 + E[6] * p22)
-    c11, c12 = (E[1] * p01 + E[4] * p11 + E[7] * p21,
-                E[1] * p02 + E[4] * p12 + E[7] * p22)
-    c22 = E[2] * p02 + E[5] * p12 + E[8] * p22
+    a00, a01, a02, _, a11, a12, _, _, a22 = mTm(E, mm((A[0], A[1], A[2], A[1], A[6], A[7], A[2], A[7], A[11]), E))
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = mTm(E, mm((A[3], A[4], A[5], A[8], A[9], A[10], A[12], A[13], A[14]),
+                                                          E))
+    c00, c01, c02, _, c11, c12, _, _, c22 = mTm(E, mm((A[15], A[16], A[17], A[16], A[18], A[19], A[17], A[19], A[20]),
+                                                      E))
     d0 = d[0]
     d1 = d[1]
     d2 = d[2]

@@ -6,6 +6,7 @@ The Model methods ``to_dict``, ``to_json``, ``from_dict`` and ``from_json`` are 
 attached to the class below: reading a document needs the builder, which builds a Model, so the
 model module cannot depend on this one.
 """
+import contextlib
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ from ..errors import ModelError
 from ..model.builder import ModelBuilder
 from ..model.inertia import inertia_defect
 from ..model.model import Model
+from ..model.loops import LOOP_FIELDS
 
 
 def _scalar(x):
@@ -280,15 +282,7 @@ def builder_from_dict(d, source="model"):
                 b._resolve_mimic(body)
             except ModelError as e:
                 raise ModelError(f"{source}: bodies[{i}].mimic: {e}") from None
-    couplers = d.get("couplers", [])
-    if not isinstance(couplers, list):
-        raise ModelError(f"{source}: couplers: expected a list of coupler objects")
-    for i, c in enumerate(couplers):
-        where = f"{source}: couplers[{i}]"
-        if not isinstance(c, dict) or set(c) - {"dependent", "independent", "function", "scale"} \
-                or not {"dependent", "independent", "function"} <= set(c):
-            raise ModelError(f"{where}: expected an object with 'dependent', 'independent', 'function' "
-                             f"(and optional 'scale'), got {c!r}")
+    for where, c in _entries(d, source, "couplers", "coupler", ("dependent", "independent", "function"), ("scale",)):
         def ref(x, w):
             if isinstance(x, list) and len(x) == 2:
                 return tuple(x)
@@ -307,35 +301,42 @@ def builder_from_dict(d, source="model"):
             b._resolved_couplers()[-1]
         except ModelError as e:
             raise ModelError(f"{where}: {e}" if not str(e).startswith(where) else str(e)) from None
-    loops = d.get("loops", [])
-    if not isinstance(loops, list):
-        raise ModelError(f"{source}: loops: expected a list of loop objects")
-    from ..model.loops import LOOP_FIELDS
-    for i, L in enumerate(loops):
-        where = f"{source}: loops[{i}]"
-        if not isinstance(L, dict) or set(L) - LOOP_FIELDS or not {"name", "body_a", "body_b"} <= set(L):
-            raise ModelError(f"{where}: expected an object with 'name', 'body_a', 'body_b' (and optional 'joint', "
-                             f"'placement_a', 'placement_b'), got {L!r}")
+    required = ("name", "body_a", "body_b")
+    for where, L in _entries(d, source, "loops", "loop", required, tuple(sorted(LOOP_FIELDS - set(required)))):
         joint = _specs.from_dict(L["joint"], f"{where}.joint") if "joint" in L else None
         Pa = _transform_from(L.get("placement_a", {}), f"{where}.placement_a")
         Pb = _transform_from(L.get("placement_b", {}), f"{where}.placement_b")
-        try:
+        with _at(where):
             b.add_loop(L["name"], L["body_a"], L["body_b"], joint=joint, placement_a=Pa, placement_b=Pb)
-        except ModelError as e:
-            raise ModelError(f"{where}: {e}") from None
-    frames = d.get("frames", [])
-    if not isinstance(frames, list):
-        raise ModelError(f"{source}: frames: expected a list of frame objects")
-    for i, F in enumerate(frames):
-        where = f"{source}: frames[{i}]"
-        if not isinstance(F, dict) or set(F) - {"name", "body", "placement"} or not {"name", "body"} <= set(F):
-            raise ModelError(f"{where}: expected an object with 'name', 'body' (and optional 'placement'), got {F!r}")
+    for where, F in _entries(d, source, "frames", "frame", ("name", "body"), ("placement",)):
         T = _transform_from(F.get("placement", {}), f"{where}.placement")
-        try:
+        with _at(where):
             b.add_frame(F["name"], F["body"], placement=T)
-        except ModelError as e:
-            raise ModelError(f"{where}: {e}") from None
     return b
+
+
+def _entries(d, source, key, what, required, optional):
+    """(path, object) of each entry of the list ``d[key]`` of a model document, each an object
+    with the ``required`` fields and perhaps the ``optional`` ones, and no others."""
+    items = d.get(key, [])
+    if not isinstance(items, list):
+        raise ModelError(f"{source}: {key}: expected a list of {what} objects")
+    allowed = set(required) | set(optional)
+    for i, x in enumerate(items):
+        where = f"{source}: {key}[{i}]"
+        if not isinstance(x, dict) or set(x) - allowed or not set(required) <= set(x):
+            raise ModelError(f"{where}: expected an object with {', '.join(map(repr, required))} (and optional "
+                             f"{', '.join(map(repr, optional))}), got {x!r}")
+        yield where, x
+
+
+@contextlib.contextmanager
+def _at(where):
+    """A ModelError inside names ``where`` first."""
+    try:
+        yield
+    except ModelError as e:
+        raise ModelError(f"{where}: {e}") from None
 
 
 Model.to_dict = to_dict

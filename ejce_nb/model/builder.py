@@ -13,6 +13,7 @@ from .couplers import Coupler
 # the inertia checks, where the loaders have always found them
 from .inertia import INERTIA_RTOL, balance_inertia, check_inertia, inertia_defect, spatial_inertia  # noqa: F401
 from .model import Model
+from .loops import Loop, check_loop_joint
 
 
 def _limits(values, n, default, what):
@@ -245,7 +246,6 @@ class ModelBuilder:
         who = f"loop {name!r}"
         if any(L[0] == name for L in self._loops):
             raise ModelError(f"{who}: duplicate loop name")
-        from .loops import check_loop_joint
         a = self._resolve_parent(body_a, f"{who}: body_a")
         b = self._resolve_parent(body_b, f"{who}: body_b")
         if a == b:
@@ -405,5 +405,4 @@ class ModelBuilder:
         return list(frames)
 
     def _built_loops(self):
-        from .loops import Loop
         return [Loop(*L) for L in getattr(self, "_loops", [])]

@@ -28,7 +28,7 @@ from ..errors import ModelError
 from ..core.joints import codes as C
 from ..core.joints import fn as _fn
 from ..core.joints.pose import coord_function
-from ..core.ejce import seeds
+from ..core.generic_path import seeds
 
 MAX_IND = C.MAX_NV
 

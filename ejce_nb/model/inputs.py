@@ -14,6 +14,7 @@ import numpy as np
 from .._jit import jit
 from ..core.lanes import LANES, gather
 from .couplers import Coupling
+from .joint_rank import lock_distance
 from ..errors import BAD_SHAPE, NearSingularWarning, SingularJointError, Status
 
 ANY = "any"
@@ -287,28 +288,6 @@ def _quaternion_message(model, name, q, j, b, batch):
     where = f" in sample {b}" if batch else ""
     return (f"{name}[{sl.start}:{sl.stop}], the quaternion of joint {model.joint_names[j]!r}, has norm "
             f"{nrm:.6g}{where}; a unit quaternion is required (within {QUAT_TOL:g})")
-
-
-def lock_distance(model, j, q, t=0.0):
-    """How close joint j is to losing rank at the coordinates q of the model: for an Euler-angle
-    joint the distance of its middle angle from the lock, else the smallest singular value of
-    its Jacobian relative to the largest.  Returns (text, number)."""
-    spec = model.joint_specs[j]
-    qs = model.q_slice(j)
-    param = getattr(spec, "param", None)
-    if isinstance(param, str) and param.upper() in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX",
-                                                    "YXY", "YZY", "ZXZ", "ZYZ"):
-        k = qs.start + (3 if spec.nq == 6 else 0) + 1
-        th = float(q[k])
-        proper = param[0].lower() == param[2].lower()
-        lock = np.round(th / np.pi) * np.pi if proper else np.round((th - np.pi / 2) / np.pi) * np.pi + np.pi / 2
-        d = abs(th - lock)
-        return (f"its middle angle q[{k}] = {th!r} is {d:.3g} rad from the gimbal lock at {lock:.17g}", d)
-    from ..algorithms.api import joint_terms
-    J = joint_terms(model, q, None, t=float(t)).J[:, model.v_slice(j)]
-    sv = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
-    ratio = float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
-    return (f"the smallest singular value of its Jacobian is {ratio:.3g} of the largest", ratio)
 
 
 def _singular_message(model, code, j, q2, t1, b):

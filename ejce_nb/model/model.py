@@ -64,6 +64,8 @@ from ..errors import ModelError
 from .expansion import Expansion
 from .inertia import spatial_inertia
 from ..core.transform import Transform
+from ..core.joints.pose import simple_function_coord
+from .loops import summary_lines
 
 ARRAYS = ("body_parent", "jnt_type", "jnt_qadr", "jnt_nq", "jnt_dofadr", "jnt_nv", "jnt_padr",
           "jnt_params", "joint_P_rot", "joint_P_pos", "joint_C_rot", "joint_C_pos", "body_mass",
@@ -257,7 +259,6 @@ class Model(Expansion):
         # product of screw motions whose amounts are scale * q[coord] or one Poly or Spline term
         # of a coordinate (``lanes``); other functions, the jets path and user-defined joints
         # evaluate one state
-        from ..core.joints.pose import simple_function_coord
         lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and all(
             simple_function_coord(self.jnt_params, x[4]) >= 0 for x in mots if x[4] >= 0)
         sizes = dict(n1=n1, nq=self.nq, nv=self.nv, nmot=K, npar=len(self.jnt_params))
@@ -479,7 +480,6 @@ class Model(Expansion):
             lines.append(f"  coupler {dn} = {c.scale:.6g} x {c.function!r} of {ind}")
         if np.any(self.dof_armature != 0.0):
             lines.append(f"  armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
-        from .loops import summary_lines
         lines += summary_lines(self)
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)

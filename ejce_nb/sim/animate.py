@@ -12,6 +12,8 @@ import os
 import numpy as np
 
 from .plot import equal_axes, require_matplotlib
+from ..algorithms.api import forward_kinematics
+from ..model.model import Model
 
 FFMPEG_SUFFIXES = (".mp4", ".mkv", ".mov", ".avi")
 
@@ -58,8 +60,6 @@ def animate_trajectory(traj, model, path, fps=30, stride=None, trajectory=0, max
     """``Trajectory.animate``: returns the number of frames written."""
     from matplotlib import animation
     from matplotlib.figure import Figure
-    from ..algorithms.api import forward_kinematics
-    from ..model.model import Model
     if not isinstance(model, Model):
         raise ValueError(f"animate needs the trajectory's ej.Model, got {type(model).__name__}")
     if traj.q.shape[-1] != model.nq:

@@ -8,9 +8,9 @@ in a compiled time loop (``integrators``), for one trajectory or a batch of init
 The configuration moves on its manifold: the tangent space has dimension nv; a coordinate whose
 rate is its velocity variable moves by it, a unit quaternion by a rotation vector th at its joint's
 three angular velocity variables u (C axes, q' = 1/2 q (x) (0, u)): q (+) th = q (x) Exp(th)
-(``ejce.retract``).  Runge-Kutta methods run in that chart (Runge-Kutta-Munthe-Kaas): stage j sits
+(``quaternions.retract``).  Runge-Kutta methods run in that chart (Runge-Kutta-Munthe-Kaas): stage j sits
 at q (+) Delta_j, Delta_j = h sum_l a_jl K_l, with the stage rate K_j = dexpinv(Delta_j) u_j
-(``ejce.tangent_rates``); the step ends at q (+) h sum_j b_j K_j.  Quaternions thus stay unit
+(``quaternions.tangent_rates``); the step ends at q (+) h sum_j b_j K_j.  Quaternions thus stay unit
 (renormalised against rounding only), and every method keeps its order.
 
 Methods (``METHODS``):
@@ -53,6 +53,7 @@ from .records import SimParams, coupled_chunks, new_carry, new_recording, runnin
 from .results import assemble, interrupted, raise_or_flag
 from .status import ST_INTERRUPTED, ST_TORQUE
 from .tableaux import DP_E, DP_P, M_DOPRI, TABLEAUX
+from .closed import simulate_loops
 
 SEGMENT_S = 0.25        # target length of one compiled segment (a progress update)
 
@@ -325,7 +326,6 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     inputs.check_errors_arg(errors)
     if getattr(model, "has_loops", False):
         # loop closures: constrained dynamics, the state projected onto the constraints each step
-        from .closed import simulate_loops
         return simulate_loops(model, q0, qd0, t_final, dt, method, tau, record_every, rtol=rtol, atol=atol,
                               max_step=max_step, redundant=redundant, damping=damping, stiffness=stiffness,
                               spring_ref=spring_ref, unsupported=dict(t_eval=t_eval, f_ext=f_ext, progress=progress,

@@ -1,9 +1,9 @@
 """The compiled time loop: explicit Runge-Kutta-Munthe-Kaas steps, semi-implicit Euler and
 Dormand-Prince 5(4), advancing the trajectories of a run segment by segment.
 
-The configuration moves on its manifold (``ejce.retract``): stage j of a step of size h from
+The configuration moves on its manifold (``quaternions.retract``): stage j of a step of size h from
 (q, v, t) sits at q (+) Delta_j, Delta_j = h sum_l a_jl K_l, with the stage rate
-K_j = dexpinv(Delta_j) u_j (``ejce.tangent_rates``) and the acceleration of ``stage.accel`` at
+K_j = dexpinv(Delta_j) u_j (``quaternions.tangent_rates``) and the acceleration of ``stage.accel`` at
 t + c_j h; the step ends at q (+) h sum_j b_j K_j.
 
 Both kinds of stepping share their start (``_begin``: the carried state, the energy threshold,
@@ -16,7 +16,7 @@ the segmentation changes no bit of the result.
 import math
 
 from .._jit import jit
-from ..core.ejce import retract, tangent_rates
+from ..core.quaternions import retract, tangent_rates
 from ..model.layout import model_view, record_view, scratch_view
 from .records import TAU_INTERVAL, TAU_STEP
 from .stage import accel, energies, nonfinite_joint, project

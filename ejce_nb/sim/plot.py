@@ -16,6 +16,9 @@ interrupted run) is said in the figure.
 """
 import numpy as np
 
+from ..algorithms.api import forward_kinematics, joint_terms
+from .prepare import dof_tables
+
 
 def _matplotlib():
     try:
@@ -66,8 +69,6 @@ def coordinate_series(traj, model=None, trajectory=0):
     names = traj.info.get("coordinate_names") or [f"q[{k}]" for k in range(q.shape[1])]
     if model is None:
         return [(names[k], "", q[:, k]) for k in range(q.shape[1])]
-    from ..algorithms.api import joint_terms
-    from .prepare import dof_tables
     DOFQ, _, _ = dof_tables(model)
     J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
     unit_of = {}
@@ -200,7 +201,6 @@ def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=Non
 
 def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
     import matplotlib
-    from ..algorithms.api import forward_kinematics
     one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
     t, q = traj.t, one(traj.q)
     ax3 = fig.add_subplot(grid[:, 1], projection="3d")

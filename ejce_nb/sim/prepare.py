@@ -11,6 +11,8 @@ from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
 from .tableaux import METHODS
+from ..algorithms.api import mass_matrix
+from ..model.model import Model
 
 # the joint limits' law (``limits=True``): MuJoCo's default solref, a time constant of 0.02 s and
 # a damping ratio of 1 (critical damping)
@@ -147,7 +149,6 @@ def _limit_table(model, limits, DOFQ):
     has = np.isfinite(lo) | np.isfinite(hi)
     if not np.any(has):
         return LIM, None
-    from ..algorithms.api import mass_matrix
     with np.errstate(all="ignore"):
         M = np.asarray(mass_matrix(model, model.neutral()))
         Md = np.diag(M)
@@ -173,7 +174,6 @@ def _number(x, name):
 
 def prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
              stiffness, spring_ref, f_ext, max_energy, limits=True):
-    from ..model.model import Model
     if not isinstance(model, Model):
         raise ValueError(f"simulate needs an ej.Model, got {type(model).__name__}")
     if method not in METHODS:

@@ -7,6 +7,7 @@ from .prepare import spring_energy
 from .status import (ENERGY_FACTOR, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
                      SimulationError, SimulationStatus)
 from .trajectory import Trajectory, coordinate_names, velocity_names
+from ..algorithms.api import kinetic_energy, potential_energy
 
 
 def message(run, b, code, joint, step, t0, t, h, e, fq):
@@ -87,7 +88,6 @@ def truncated(traj, run):
     t, q, qd, T, Vp = traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k]
     ts = float(stop[0])
     if (k == 0 or ts > t[-1]) and np.all(np.isfinite(CQ[0])) and np.all(np.isfinite(CV[0])):
-        from ..algorithms.api import kinetic_energy, potential_energy
         km = run.model
         t = np.append(t, ts)
         q = np.vstack([q, CQ[0]])

@@ -4,6 +4,9 @@ import json
 
 import numpy as np
 
+from .animate import animate_trajectory
+from .plot import plot_trajectory
+
 
 def coordinate_names(model):
     """Names of q's entries (``Model.coordinate_names``)."""
@@ -152,7 +155,6 @@ class Trajectory:
         middle, end).  What is left out (times past a stop, unselected coordinates) is said in
         the figure.  Saved to ``path`` when given; returns the matplotlib Figure
         (``ejce_nb.sim.plot``)."""
-        from .plot import plot_trajectory
         return plot_trajectory(self, model, path, snapshots, coordinates, trajectory)
 
     def animate(self, model, path, fps=30, stride=None, trajectory=0, max_frames=300, dpi=80):
@@ -163,7 +165,6 @@ class Trajectory:
         One frame every ``stride`` recorded states (default: at most ``max_frames`` frames),
         shown at ``fps`` frames per second; ``trajectory``: which one of a batch.  Returns the
         number of frames written (``ejce_nb.sim.animate``)."""
-        from .animate import animate_trajectory
         return animate_trajectory(self, model, path, fps=fps, stride=stride, trajectory=trajectory,
                                   max_frames=max_frames, dpi=dpi)
 

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ModelError
 from ..model.model import Model
 from . import fingerprint, quantities as qty

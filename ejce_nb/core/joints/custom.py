@@ -31,6 +31,9 @@ from numba import types
 from ...errors import ModelError
 from . import codes as C
 from .specs import READERS, JointSpec
+from .. import jmath
+from .jet import jet_from, jet_seed
+from .user_terms import extract
 
 CUSTOM = C.CUSTOM
 OUT_SIZE = 24           # R (9), r (3), twist (6), bias (6); J's columns go to their own buffer
@@ -71,9 +74,6 @@ def _compiled(spec):
     got = _WRAPPERS.get(key)
     if got is not None:
         return got
-    from .. import jmath
-    from .jet import jet_from, jet_seed
-    from .user_terms import extract
 
     def njit(f):
         return f if isinstance(f, numba.core.dispatcher.Dispatcher) else numba.njit(f)

@@ -7,6 +7,9 @@ import numpy as np
 
 from ...errors import ModelError
 from . import codes as C
+from .document import ByDict, check_json_numbers, document_kind
+from .splines import (SPLINE_ENDS, spline_eval, clamped_spline_moments, natural_spline_moments,
+                      simm_spline_moments)
 
 
 def _floats(values, what, ndim=1):
@@ -21,53 +24,6 @@ def _floats(values, what, ndim=1):
     arr = arr.copy()                # never alias the caller's array; specs are immutable
     arr.flags.writeable = False
     return arr
-
-
-_JSON_TYPES = ((bool, "a boolean"), (str, "a string"), (type(None), "null"), (dict, "an object"),
-               (list, "an array"))
-
-
-def _json_kind(x):
-    return next((name for t, name in _JSON_TYPES if isinstance(x, t)), type(x).__name__)
-
-
-def _is_number(x):
-    return (isinstance(x, (int, float, np.integer, np.floating))
-            and not isinstance(x, (bool, np.bool_)))
-
-
-def check_json_numbers(value, where, scalar=False, nulls=False):
-    """Refuse anything in a model document that is not a number where numbers belong.
-
-    ``value`` must be a number (int or float; not a boolean, string or null) or, unless
-    ``scalar``, a list (nested to any depth) of numbers; ``nulls`` also allows null leaves
-    (limits: no limit).  numpy numbers and numeric arrays pass, so that documents built in Python
-    may hold them.  Shapes and values are the constructors' business; this only keeps strings
-    such as ``"1.0"`` and booleans (which numpy would silently convert) out.  Errors name the
-    offending element: ``bodies[2].com[1]: expected a number, got '0.5' (a string)``."""
-    stack = [(value, where)]
-    while stack:
-        x, w = stack.pop()
-        if _is_number(x):
-            if isinstance(x, (int, np.integer)):
-                try:
-                    float(x)
-                except OverflowError:
-                    raise ModelError(f"{w}: the integer {x} is too large for a float") from None
-            continue
-        if x is None and nulls:
-            continue
-        if isinstance(x, np.ndarray) and x.dtype.kind in "iuf" and not (scalar and x.ndim):
-            continue
-        if isinstance(x, (list, tuple)) and not scalar:
-            stack.extend((v, f"{w}[{k}]") for k, v in reversed(list(enumerate(x))))
-            continue
-        what = "a number" if scalar else "a number or a list of numbers"
-        if nulls:
-            what += " (or null)"
-        text = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
-        raise ModelError(f"{w}: expected {what}, got {text} ({_json_kind(x)})")
-    return value
 
 
 def _coord(coord, what, time=False):
@@ -98,7 +54,7 @@ class _OfOne:
         return self.coord == "t"
 
 
-class Function:
+class Function(ByDict):
     """Base of the coordinate functions; ``terms()`` lists the encoded terms."""
 
     def terms(self):
@@ -117,14 +73,6 @@ class Function:
 
     def __add__(self, other):
         return Sum(self, other)
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __repr__(self):
-        d = self.to_dict()
-        kind = d.pop("type")
-        return f"{kind}({', '.join(f'{k}={v!r}' for k, v in d.items())})"
 
 
 class Linear(Function):
@@ -169,120 +117,6 @@ class Poly(_OfOne, Function):
     def to_dict(self):
         return {"type": "Poly", "coord": self.coord, "coeffs": self.coeffs.tolist()}
 
-
-def natural_spline_moments(x, y):
-    """Second derivatives at the knots of the natural cubic spline through (x, y)."""
-    n = len(x)
-    m = np.zeros(n)
-    if n < 3:
-        return m
-    h = np.diff(x)
-    A = np.zeros((n - 2, n - 2))
-    rhs = np.zeros(n - 2)
-    for i in range(1, n - 1):
-        k = i - 1
-        A[k, k] = (h[i - 1] + h[i]) / 3.0
-        if k > 0:
-            A[k, k - 1] = h[i - 1] / 6.0
-        if k < n - 3:
-            A[k, k + 1] = h[i] / 6.0
-        rhs[k] = (y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1]
-    m[1:-1] = np.linalg.solve(A, rhs)
-    return m
-
-
-def simm_spline_moments(x, y):
-    """Second derivatives at the knots of OpenSim's ``SimmSpline`` through (x, y): the cubic
-    spline of Forsythe, Malcolm and Moler (*Computer Methods for Mathematical Computations*),
-    whose third derivatives at the end knots are those of the cubics through the first and the
-    last four knots (fewer than four knots: the end second-derivative differences are zero; two
-    knots: a straight line).  This is OpenSim's algorithm (``SimmSpline::calcCoefficients``),
-    step by step."""
-    n = len(x)
-    m = np.zeros(n)
-    if n < 3:
-        return m
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    nm1 = n - 1
-    b = np.zeros(n)
-    c = np.zeros(n)
-    d = np.zeros(n)
-    d[0] = x[1] - x[0]
-    c[1] = (y[1] - y[0]) / d[0]
-    for i in range(1, nm1):
-        d[i] = x[i + 1] - x[i]
-        b[i] = 2.0 * (d[i - 1] + d[i])
-        c[i + 1] = (y[i + 1] - y[i]) / d[i]
-        c[i] = c[i + 1] - c[i]
-    b[0] = -d[0]
-    b[nm1] = -d[n - 2]
-    c[0] = 0.0
-    c[nm1] = 0.0
-    if n > 3:
-        d31 = x[3] - x[1]
-        d20 = x[2] - x[0]
-        d1 = x[nm1] - x[n - 3]
-        d2 = x[nm1 - 1] - x[n - 4]
-        d30 = x[3] - x[0]
-        d3 = x[nm1] - x[n - 4]
-        c[0] = c[2] / d31 - c[1] / d20
-        c[nm1] = c[n - 2] / d1 - c[n - 3] / d2
-        c[0] = c[0] * d[0] * d[0] / d30
-        c[nm1] = -c[nm1] * d[n - 2] * d[n - 2] / d3
-    for i in range(1, n):
-        t = d[i - 1] / b[i - 1]
-        b[i] -= t * d[i - 1]
-        c[i] -= t * c[i - 1]
-    c[nm1] /= b[nm1]
-    for ib in range(nm1):
-        i = n - ib - 2
-        c[i] = (c[i] - d[i] * c[i + 1]) / b[i]
-    # c now holds s''/6 at the knots (OpenSim multiplies it by 3 for its power-form coefficient)
-    return 6.0 * c
-
-
-def clamped_spline_moments(x, y, s0, s1):
-    """Second derivatives at the knots of the cubic spline through (x, y) with first derivatives
-    s0 at x[0] and s1 at x[-1]."""
-    n = len(x)
-    h = np.diff(x)
-    A = np.zeros((n, n))
-    rhs = np.zeros(n)
-    A[0, 0], A[0, 1] = h[0] / 3.0, h[0] / 6.0
-    rhs[0] = (y[1] - y[0]) / h[0] - s0
-    A[n - 1, n - 2], A[n - 1, n - 1] = h[-1] / 6.0, h[-1] / 3.0
-    rhs[n - 1] = s1 - (y[-1] - y[-2]) / h[-1]
-    for i in range(1, n - 1):
-        A[i, i - 1] = h[i - 1] / 6.0
-        A[i, i] = (h[i - 1] + h[i]) / 3.0
-        A[i, i + 1] = h[i] / 6.0
-        rhs[i] = (y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1]
-    return np.linalg.solve(A, rhs)
-
-
-SPLINE_ENDS = ("natural", "simm", "clamped")
-
-
-def _spline_eval(x, y, m, xv):
-    """(value, first, second derivative) at xv of the cubic through knots (x, y) with second
-    derivatives m, linear beyond the end knots (as the kernels evaluate it)."""
-    n = len(x)
-    if xv < x[0] or xv > x[-1]:
-        left = xv < x[0]
-        i = 0 if left else n - 2
-        e = i if left else i + 1
-        h = x[i + 1] - x[i]
-        slope = (y[i + 1] - y[i]) / h + (-h * (2.0 * m[i] + m[i + 1]) / 6.0 if left
-                                          else h * (m[i] + 2.0 * m[i + 1]) / 6.0)
-        return y[e] + slope * (xv - x[e]), slope, 0.0
-    i = min(int(np.searchsorted(x, xv, side="right")) - 1, n - 2)
-    h = x[i + 1] - x[i]
-    c1 = (y[i + 1] - y[i]) / h - h * (2.0 * m[i] + m[i + 1]) / 6.0
-    c2 = 0.5 * m[i]
-    c3 = (m[i + 1] - m[i]) / (6.0 * h)
-    u = xv - x[i]
-    return y[i] + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u), 2.0 * c2 + 6.0 * c3 * u
 
 
 class MultiPoly(Function):
@@ -366,11 +200,11 @@ class Spline(_OfOne, Function):
         return [[C.FN_SPLINE, _code(self.coord), n, *self.x, *self.y, *self.m]]
 
     def value(self, q, t=0.0):
-        return _spline_eval(self.x, self.y, self.m, _arg(self.coord, q, t))[0]
+        return spline_eval(self.x, self.y, self.m, _arg(self.coord, q, t))[0]
 
     def derivatives(self, xv):
         """(value, first, second derivative) of the spline at ``xv``."""
-        return _spline_eval(self.x, self.y, self.m, float(xv))
+        return spline_eval(self.x, self.y, self.m, float(xv))
 
     def to_dict(self):
         d = {"type": "Spline", "coord": self.coord, "x": self.x.tolist(), "y": self.y.tolist()}
@@ -485,11 +319,7 @@ _KINDS = {"Linear": Linear, "Poly": Poly, "MultiPoly": MultiPoly, "Spline": Spli
 
 def from_dict(d, where="fn"):
     """Rebuild a function from ``to_dict`` output; errors name ``where`` (a path in the file)."""
-    if not isinstance(d, dict):
-        raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
-    if "type" not in d:
-        raise ModelError(f"{where}.type is missing")
-    kind = d["type"]
+    kind = document_kind(d, where)
     if not isinstance(kind, str) or kind not in _KINDS:
         raise ModelError(f"{where}.type: unknown function {kind!r}; known: {sorted(_KINDS)}")
     args = {k: v for k, v in d.items() if k != "type"}

@@ -170,10 +170,7 @@ def _binary(op):
     return jet_op
 
 
-jet_add = _binary("add")
-jet_sub = _binary("sub")
-jet_mul = _binary("mul")
-jet_div = _binary("div")
+jet_add, jet_sub, jet_mul, jet_div = (_binary(op) for op in ("add", "sub", "mul", "div"))
 
 
 @intrinsic

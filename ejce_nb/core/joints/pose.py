@@ -131,43 +131,17 @@ def coord_function(params, p, qj, tj):
             c = int(params[p + 1])
             x = tj if c < 0 else qj[c]
             n = int(params[p + 2])
-            acc = jconst(params[p + 3 + n - 1])
-            for k in range(n - 2, -1, -1):
-                acc = jaddc(jmul(acc, x), params[p + 3 + k])
-            f = jadd(f, acc)
+            f = jadd(f, _horner(params, p + 3, n, x))
             p += 3 + n
         elif kind == C.FN_SPLINE:
             c = int(params[p + 1])
             x = tj if c < 0 else qj[c]
             n = int(params[p + 2])
-            xs = p + 3
-            ys = xs + n
-            ms = ys + n
-            xv = x[0]
-            if xv < params[xs] or xv > params[xs + n - 1]:
-                # linear beyond the end knots (the end knots themselves on the cubic, as OpenSim),
-                # with the spline's end slopes
-                i = 0 if xv < params[xs] else n - 2
-                e = i if xv < params[xs] else i + 1
-                h = params[xs + i + 1] - params[xs + i]
-                slope = (params[ys + i + 1] - params[ys + i]) / h
-                if e == i:
-                    slope -= h * (2.0 * params[ms + i] + params[ms + i + 1]) / 6.0
-                else:
-                    slope += h * (params[ms + i] + 2.0 * params[ms + i + 1]) / 6.0
-                f = jadd(f, jaddc(jscale(jaddc(x, -params[xs + e]), slope), params[ys + e]))
+            x0, y0, c1, c2, c3, inside = spline_piece(params, p + 3, n, x[0])
+            if not inside:
+                f = jadd(f, jaddc(jscale(jaddc(x, -x0), c1), y0))
             else:
-                i = 0
-                while i < n - 2 and xv >= params[xs + i + 1]:
-                    i += 1
-                h = params[xs + i + 1] - params[xs + i]
-                y0 = params[ys + i]
-                m0 = params[ms + i]
-                m1 = params[ms + i + 1]
-                c1 = (params[ys + i + 1] - y0) / h - h * (2.0 * m0 + m1) / 6.0
-                c2 = 0.5 * m0
-                c3 = (m1 - m0) / (6.0 * h)
-                u = jaddc(x, -params[xs + i])
+                u = jaddc(x, -x0)
                 acc = jaddc(jmul(jaddc(jmul(jaddc(jscale(u, c3), c2), u), c1), u), y0)
                 f = jadd(f, acc)
             p += 3 + 3 * n
@@ -187,16 +161,22 @@ def coord_function(params, p, qj, tj):
             p = t0 + nt * (nc + 1)
         elif kind == C.FN_TIMEPOLY:
             n = int(params[p + 1])
-            acc = jconst(params[p + 2 + n - 1])
-            for k in range(n - 2, -1, -1):
-                acc = jaddc(jmul(acc, tj), params[p + 2 + k])
-            f = jadd(f, acc)
+            f = jadd(f, _horner(params, p + 2, n, tj))
             p += 2 + n
         else:  # FN_HARMONIC
             s, c = jsincos(jaddc(jscale(tj, params[p + 2]), params[p + 3]))
             f = jaxpy(params[p + 1], s, f)
             p += 4
     return f, p
+
+
+@jit
+def _horner(params, c, n, x):
+    """The polynomial sum_k params[c + k] x^k (n coefficients) of the jet x, by Horner's scheme."""
+    acc = jconst(params[c + n - 1])
+    for k in range(n - 2, -1, -1):
+        acc = jaddc(jmul(acc, x), params[c + k])
+    return acc
 
 
 def simple_function_coord(params, p):
@@ -234,31 +214,44 @@ def function1(params, p, x):
             d1 = d1 * x + f
             f = f * x + params[b + 3 + k]
         return f, d1, d2
-    xs = b + 3
+    x0, y0, c1, c2, c3, inside = spline_piece(params, b + 3, n, x)
+    if not inside:
+        return y0 + c1 * (x - x0), c1, 0.0
+    u = x - x0
+    return (y0 + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u),
+            2.0 * c2 + 6.0 * c3 * u)
+
+
+@jit
+def spline_piece(params, xs, n, xv):
+    """The piece at xv of the cubic spline with n knots at params[xs:], their values and second
+    derivatives M after them: (x0, y0, c1, c2, c3, inside), the cubic y0 + c1 u + c2 u^2 + c3 u^3
+    in u = xv - x0 on the knot interval [x0, x1] of xv,
+
+        c1 = (y1 - y0)/h - h (2 M0 + M1)/6,   c2 = M0/2,   c3 = (M1 - M0)/(6 h),   h = x1 - x0,
+
+    or beyond the end knots (``inside`` False) the line y0 + c1 (xv - x0) from the end knot with
+    the spline's slope there (the end knots themselves on the cubic, as OpenSim)."""
     ys = xs + n
     ms = ys + n
-    if x < params[xs] or x > params[xs + n - 1]:
-        i = 0 if x < params[xs] else n - 2
-        e = i if x < params[xs] else i + 1
+    if xv < params[xs] or xv > params[xs + n - 1]:
+        i = 0 if xv < params[xs] else n - 2
+        e = i if xv < params[xs] else i + 1
         h = params[xs + i + 1] - params[xs + i]
         slope = (params[ys + i + 1] - params[ys + i]) / h
         if e == i:
             slope -= h * (2.0 * params[ms + i] + params[ms + i + 1]) / 6.0
         else:
             slope += h * (params[ms + i] + 2.0 * params[ms + i + 1]) / 6.0
-        return params[ys + e] + slope * (x - params[xs + e]), slope, 0.0
+        return params[xs + e], params[ys + e], slope, 0.0, 0.0, False
     i = 0
-    while i < n - 2 and x >= params[xs + i + 1]:
+    while i < n - 2 and xv >= params[xs + i + 1]:
         i += 1
     h = params[xs + i + 1] - params[xs + i]
     m0 = params[ms + i]
     m1 = params[ms + i + 1]
     c1 = (params[ys + i + 1] - params[ys + i]) / h - h * (2.0 * m0 + m1) / 6.0
-    c2 = 0.5 * m0
-    c3 = (m1 - m0) / (6.0 * h)
-    u = x - params[xs + i]
-    return (params[ys + i] + u * (c1 + u * (c2 + u * c3)), c1 + u * (2.0 * c2 + 3.0 * c3 * u),
-            2.0 * c2 + 6.0 * c3 * u)
+    return params[xs + i], params[ys + i], c1, 0.5 * m0, (m1 - m0) / (6.0 * h), True
 
 
 @jit

@@ -7,6 +7,7 @@ import numpy as np
 from ...errors import ModelError
 from . import codes as C
 from . import fn as _fn
+from .document import ByDict, document_kind
 
 EULER_SEQUENCES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "XYX", "XZX", "YXY", "YZY", "ZXZ", "ZYZ")
 ROTATION_PARAMS = {"quaternion": C.ROT_QUATERNION, "rotvec": C.ROT_ROTVEC,
@@ -34,7 +35,7 @@ def unit_axis(axis, what="axis"):
     return out
 
 
-class JointSpec:
+class JointSpec(ByDict):
     code = None
     nq = 0
     nv = 0
@@ -61,14 +62,6 @@ class JointSpec:
 
     def to_dict(self):
         return {"type": C.NAMES[self.code]}
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __repr__(self):
-        d = self.to_dict()
-        kind = d.pop("type")
-        return f"{kind}({', '.join(f'{k}={v!r}' for k, v in d.items())})"
 
 
 class Fixed(JointSpec):
@@ -372,11 +365,7 @@ READERS = {}
 
 def from_dict(d, where="joint"):
     """Rebuild a joint spec from ``to_dict`` output; errors name ``where`` and the field."""
-    if not isinstance(d, dict):
-        raise ModelError(f"{where}: expected an object with a 'type', got {d!r}")
-    if "type" not in d:
-        raise ModelError(f"{where}.type is missing")
-    kind = d["type"]
+    kind = document_kind(d, where)
     if isinstance(kind, str) and kind in READERS:
         return READERS[kind](d, where)
     if not isinstance(kind, str) or kind not in _SPECS:
