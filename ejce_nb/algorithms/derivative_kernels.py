@@ -62,12 +62,14 @@ def _chol_inverse(M, L, e, Minv):
 def _left_mul_neg(Minv, A, W):
     """A <- -Minv A (W: scratch of A's shape)."""
     n = Minv.shape[0]
+    # row by row (contiguous), each entry summed over k in order
     for x in range(n):
         for y in range(A.shape[1]):
-            s = 0.0
-            for k in range(n):
-                s -= Minv[x, k] * A[k, y]
-            W[x, y] = s
+            W[x, y] = 0.0
+        for k in range(n):
+            c = Minv[x, k]
+            for y in range(A.shape[1]):
+                W[x, y] -= c * A[k, y]
     for x in range(n):
         for y in range(A.shape[1]):
             A[x, y] = W[x, y]
