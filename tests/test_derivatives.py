@@ -2,6 +2,7 @@
 Richardson-extrapolated central differences of rnea and aba on every joint kind (the composite
 knee, a driven joint, user-defined joints, couplers), their identities, Pinocchio's analytical
 derivatives where its joints agree, batches against single calls, and bad input."""
+import numba
 import numpy as np
 import pytest
 
@@ -171,20 +172,31 @@ def test_against_pinocchio(seed):
 def test_batch_equals_single_calls_bitwise():
     model = _tree(KINDS[:9], 5)
     rng = np.random.default_rng(9)
-    states = [random_state(model, rng) for _ in range(5)]
+    n = 9
+    states = [random_state(model, rng) for _ in range(n)]
     Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
-    dq, dv, M = ej.rnea_derivatives(model, Q, V, A)
-    aq, av, Mi = ej.aba_derivatives(model, Q, V, A)
-    for b in range(5):
+    threads = numba.get_num_threads()
+    res = []
+    try:
+        # 1 and 2 threads: other chunkings of the batch, the same bits
+        for th in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(th)
+            res.append(ej.rnea_derivatives(model, Q, V, A) + ej.aba_derivatives(model, Q, V, A))
+    finally:
+        numba.set_num_threads(threads)
+    assert all(np.array_equal(x, y) for x, y in zip(res[0], res[-1]))
+    dq, dv, M, aq, av, Mi = res[0]
+    for b in range(n):
         one = ej.rnea_derivatives(model, Q[b], V[b], A[b])
         assert all(np.array_equal(x[b], y) for x, y in zip((dq, dv, M), one))
         one = ej.aba_derivatives(model, Q[b], V[b], A[b])
         assert all(np.array_equal(x[b], y) for x, y in zip((aq, av, Mi), one))
     # errors="flag": a bad sample is NaN and named, the others as computed alone
     Q[2, 0] = np.nan
-    out = ej.rnea_derivatives(model, Q, V, A, errors="flag")
-    assert list(out[-1]) == [0, 0, int(ej.Status.NONFINITE_INPUT), 0, 0]
-    assert np.isnan(out[0][2]).all() and np.array_equal(out[0][3], dq[3])
+    for f, ref in ((ej.rnea_derivatives, dq), (ej.aba_derivatives, aq)):
+        out = f(model, Q, V, A, errors="flag")
+        assert list(out[-1]) == [0, 0, int(ej.Status.NONFINITE_INPUT)] + [0] * (n - 3)
+        assert np.isnan(out[0][2]).all() and np.array_equal(out[0][3], ref[3])
 
 
 def test_bad_input_is_named():
