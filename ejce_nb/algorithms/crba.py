@@ -106,9 +106,9 @@ def rank_status(m, r, s):
 
 
 @jit
-def _chol_solve(M, rhs, out, scale_tol):
-    """Solve M x = rhs by Cholesky in place of M's lower triangle; returns the first column whose
-    pivot is not clearly positive (-1: none)."""
+def chol_factor(M, scale_tol):
+    """Cholesky M = L L^T in place of M's lower triangle; returns the first column whose pivot is
+    not clearly positive (-1: none; ``scale_tol`` relative to its diagonal, 0: any positive)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
@@ -116,8 +116,6 @@ def _chol_solve(M, rhs, out, scale_tol):
             s -= M[j, k] * M[j, k]
         # a pivot lost to cancellation against its own diagonal: M is singular there
         if not (s > 0.0 and s > scale_tol * M[j, j]):
-            for x in range(n):
-                out[x] = np.nan
             return j
         ljj = np.sqrt(s)
         M[j, j] = ljj
@@ -126,6 +124,14 @@ def _chol_solve(M, rhs, out, scale_tol):
             for k in range(j):
                 s2 -= M[i, k] * M[j, k]
             M[i, j] = s2 / ljj
+    return -1
+
+
+@jit
+def chol_subst(M, rhs, out):
+    """x = (L L^T)^-1 rhs into out (which may be rhs itself), L in M's lower triangle
+    (``chol_factor``): L y = rhs forward, then L^T x = y backward."""
+    n = M.shape[0]
     for i in range(n):
         s = rhs[i]
         for k in range(i):
@@ -136,6 +142,18 @@ def _chol_solve(M, rhs, out, scale_tol):
         for k in range(i + 1, n):
             s -= M[k, i] * out[k]
         out[i] = s / M[i, i]
+
+
+@jit
+def _chol_solve(M, rhs, out, scale_tol):
+    """Solve M x = rhs by Cholesky in place of M's lower triangle; returns the first column whose
+    pivot is not clearly positive (-1: none; out is then NaN)."""
+    j = chol_factor(M, scale_tol)
+    if j >= 0:
+        for x in range(M.shape[0]):
+            out[x] = np.nan
+        return j
+    chol_subst(M, rhs, out)
     return -1
 
 
