@@ -1,5 +1,5 @@
-"""Constrained forward dynamics of one state in compiled code (``constrained.py`` states the
-equations; this is the kernel ``ej.constrained_dynamics`` runs).
+"""Constrained forward dynamics of one state in compiled code (``closures`` and ``constrained``
+state the equations; this is the kernel ``ej.constrained_dynamics`` runs).
 
 For one state (q, v, tau, t) of a tree closed by loop joints:
 
@@ -8,7 +8,7 @@ For one state (q, v, tau, t) of a tree closed by loop joints:
    qdd = 0 (``rnea.rnea_forces``) and the world Jacobians of the loops' bodies;
 2. per loop, the closure coordinates q_c by Gauss-Newton on the pose error
    e = [log(R_rel R_c(q_c)^T); r_rel - r_c(q_c)], the closure joint's EJCE terms (J_c, sigma_c,
-   b_c) from the one-joint-per-loop closure tree (``constrained.closure_tree``); each step the
+   b_c) from the one-joint-per-loop closure tree (``closures.closure_tree``); each step the
    least-squares solution of J_c dq = e by a Householder QR J_c = [Q1 Q2] [R; 0], whose Q2 is the
    orthonormal complement basis N_c;
 3. Jc = N_c^T G, bc = N_c^T (gamma - b_c(q_c, v_c)), v_c = R^-1 Q1^T (t_rel - sigma_c);
@@ -25,16 +25,13 @@ definite) and the Python path computes it, raising its documented error.
 import numpy as np
 from numba import prange
 
-from . import engine
 from .._jit import jit, pjit
 from ..model import inputs
 from ..model.layout import rows, vec, views
 from ..core.spatial import add, cross, ld3, ld9, mm, mmT, mtv, mv, sub
-from .closures import closure_tree
 from .crba import chol_factor, chol_subst, crba_after
 from .dense import jacobi_rows, log_rotation, mtv9, qr6, qr_lstsq, row_norm
 from .kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
-from .driver import paths
 from .rnea import rnea_forces
 
 # statuses of the kernel (0: computed)
@@ -396,67 +393,3 @@ def constrained_many(mb, W, cmb, CW, full, cfull, LI, LF, qn, OFF, F0, Q, V, TAU
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
             constrained_state(mb, W[c], cmb, CW[c], full, cfull, LI, LF, qn, OFF, F0, Q[b], V[b], TAU[b], T[b],
                               lstsq, WS[c], QDD[b], TC[b], WR[b], QC[b], SC[b])
-
-
-# ---------------------------------------------------------------------------- from Python
-_NO_FORCE = np.zeros((0, 1, 6))
-
-
-def prepare(model):
-    """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
-    per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
-    -1) and LF = (placement_a rotation, translation, placement_b rotation, translation), the
-    neutral q_c, the workspace offsets and a pool of one-state workspaces."""
-    p = model.__dict__.get("_closure_kernel")
-    if p is None:
-        ct = closure_tree(model)
-        nl = len(model.loops)
-        LI = np.zeros((nl, 6), dtype=np.int64)
-        LF = np.zeros((nl, 24))
-        qb = dict(ct.quaternion_blocks())
-        for k, L in enumerate(model.loops):
-            j = k + 1
-            LI[k] = (L.body_a, L.body_b, j, 0, 6 - int(ct.nv_joint[j]), qb[j].start if j in qb else -1)
-            LF[k] = np.concatenate([np.ravel(L.placement_a.rotation), L.placement_a.translation,
-                                    np.ravel(L.placement_b.rotation), L.placement_b.translation])
-        OFF, size = offsets(model.nbodies + 1, model.nv, nl, int(LI[:, 4].sum()), ct.nbodies + 1, ct.nv)
-        p = model.__dict__["_closure_kernel"] = dict(
-            ct=ct, LI=LI, LF=LF, qn=ct.neutral(), OFF=OFF, size=size, full=paths(model), cfull=paths(ct), pool=[])
-    return p
-
-
-def _outputs(model, p, B):
-    nv = model.nv
-    return (np.empty((B, nv)), np.empty((B, nv)), np.empty((B, len(model.loops), 6)), np.empty((B, p["ct"].nq)),
-            np.empty((B, 5)))
-
-
-def one(model, q, v, tau, t, lstsq):
-    """(qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
-    residual)) of one state (float64 arrays of the model's shapes) by ``constrained_state``."""
-    p = prepare(model)
-    try:
-        w, cw, ws = p["pool"].pop()
-    except IndexError:
-        w, cw, ws = engine.new_workspace(model), engine.new_workspace(p["ct"]), np.zeros(p["size"])
-    qdd, tc, wr, qc, sc = (x[0] for x in _outputs(model, p, 1))
-    constrained_state(model._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                      _NO_FORCE, q, v, tau, t, lstsq, ws, qdd, tc, wr, qc, sc)
-    p["pool"].append((w, cw, ws))
-    return qdd, tc, wr, qc, sc
-
-
-def many(model, Q, V, TAU, T, lstsq):
-    """``one`` of every state of a batch (Q (B, nq), V, TAU (B, nv), T (B,)), in parallel chunks:
-    (QDD, TC, WR, QC, SC), each row bit for bit that of ``one``."""
-    p = prepare(model)
-    B = Q.shape[0]
-    nchunk = engine.n_chunks(B)
-    W = np.zeros((nchunk, engine.new_workspace(model).shape[0]))
-    CW = np.zeros((nchunk, engine.new_workspace(p["ct"]).shape[0]))
-    WS = np.zeros((nchunk, p["size"]))
-    out = _outputs(model, p, B)
-    constrained_many(model._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                     _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out)
-    return out
-

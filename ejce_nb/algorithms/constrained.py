@@ -14,9 +14,10 @@ runs the reference path here (``_solve_state``), which raises the documented err
 """
 import numpy as np
 
-from . import closure_kernel as ck
+from . import closure_kernel as ck, engine
 from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
-                       relative_pose, sweep, world_jacobians)
+                       closure_tree, relative_pose, sweep, world_jacobians)
+from .driver import paths
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = ck.RANK_TOL
@@ -216,9 +217,72 @@ def _states(model, q, qd, x, nx, names, finite=True):
     return single, Q, V, X
 
 
+# ---------------------------------------------------------------------------- the compiled path
+_NO_FORCE = np.zeros((0, 1, 6))
+
+
+def prepare(model):
+    """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
+    per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
+    -1) and LF = (placement_a rotation, translation, placement_b rotation, translation), the
+    neutral q_c, the workspace offsets and a pool of one-state workspaces."""
+    p = model.__dict__.get("_closure_kernel")
+    if p is None:
+        ct = closure_tree(model)
+        nl = len(model.loops)
+        LI = np.zeros((nl, 6), dtype=np.int64)
+        LF = np.zeros((nl, 24))
+        qb = dict(ct.quaternion_blocks())
+        for k, L in enumerate(model.loops):
+            j = k + 1
+            LI[k] = (L.body_a, L.body_b, j, 0, 6 - int(ct.nv_joint[j]), qb[j].start if j in qb else -1)
+            LF[k] = np.concatenate([np.ravel(L.placement_a.rotation), L.placement_a.translation,
+                                    np.ravel(L.placement_b.rotation), L.placement_b.translation])
+        OFF, size = ck.offsets(model.nbodies + 1, model.nv, nl, int(LI[:, 4].sum()), ct.nbodies + 1, ct.nv)
+        p = model.__dict__["_closure_kernel"] = dict(
+            ct=ct, LI=LI, LF=LF, qn=ct.neutral(), OFF=OFF, size=size, full=paths(model), cfull=paths(ct), pool=[])
+    return p
+
+
+def _outputs(model, p, B):
+    nv = model.nv
+    return (np.empty((B, nv)), np.empty((B, nv)), np.empty((B, len(model.loops), 6)), np.empty((B, p["ct"].nq)),
+            np.empty((B, 5)))
+
+
+def kernel_one(model, q, v, tau, t, lstsq):
+    """(qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
+    residual)) of one state (float64 arrays of the model's shapes) by ``closure_kernel.constrained_state``."""
+    p = prepare(model)
+    try:
+        w, cw, ws = p["pool"].pop()
+    except IndexError:
+        w, cw, ws = engine.new_workspace(model), engine.new_workspace(p["ct"]), np.zeros(p["size"])
+    qdd, tc, wr, qc, sc = (x[0] for x in _outputs(model, p, 1))
+    ck.constrained_state(model._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+                      _NO_FORCE, q, v, tau, t, lstsq, ws, qdd, tc, wr, qc, sc)
+    p["pool"].append((w, cw, ws))
+    return qdd, tc, wr, qc, sc
+
+
+def kernel_many(model, Q, V, TAU, T, lstsq):
+    """``kernel_one`` of every state of a batch (Q (B, nq), V, TAU (B, nv), T (B,)), in parallel chunks:
+    (QDD, TC, WR, QC, SC), each row bit for bit that of ``kernel_one``."""
+    p = prepare(model)
+    B = Q.shape[0]
+    nchunk = engine.n_chunks(B)
+    W = np.zeros((nchunk, engine.new_workspace(model).shape[0]))
+    CW = np.zeros((nchunk, engine.new_workspace(p["ct"]).shape[0]))
+    WS = np.zeros((nchunk, p["size"]))
+    out = _outputs(model, p, B)
+    ck.constrained_many(model._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+                     _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out)
+    return out
+
+
 def _terms_and_lam(model, q, qd, t, qc, wrench):
     """The ``LoopTerms`` at the state (closure search from the kernel's q_c) and lam in their basis."""
-    ct = ck.prepare(model)["ct"]
+    ct = prepare(model)["ct"]
     qc0 = [qc[int(ct.q_start[k + 1]):int(ct.q_start[k + 1] + ct.nq_joint[k + 1])] for k in range(len(model.loops))]
     lt = loop_terms(model, q, qd, t, qc0)
     lam = np.concatenate([N.T @ w for N, w in zip(lt.basis, wrench)]) if lt.basis else np.zeros(0)
@@ -230,7 +294,7 @@ def constrained_qdd(model, q, qd, tau, t, redundant, qc0=None):
     shapes; no batch): the kernel, or the reference path where it does not finish."""
     if not model.has_couplers:
         q, qd, tau = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, tau))
-        qdd, _, _, _, sc = ck.one(model, q, qd, tau, float(t), redundant == "lstsq")
+        qdd, _, _, _, sc = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
         if sc[0] == 0:
             return qdd, (sc[3], sc[4])
     r = _solve_state(model, q, qd, tau, t, redundant, qc0)
@@ -246,6 +310,13 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
     "lstsq" (minimum-norm multipliers)."""
     _require_loops(model, "constrained_dynamics")
     _check_redundant(redundant)
+    lstsq = redundant == "lstsq"
+    tau1 = np.zeros(model.nv) if tau is None else tau
+    if not model.has_couplers and type(t) is float and _one_state(model, q, qd, tau1):
+        # one state of float64 arrays: straight to the kernel
+        out = kernel_one(model, q, qd, tau1, t, lstsq)
+        if out[4][0] == 0:
+            return _single(model, q, qd, t, out)
     single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"), finite=False)
     B = Q.shape[0]
     ts = np.ascontiguousarray(np.broadcast_to(np.asarray(t, dtype=float), (B,)))
@@ -255,29 +326,47 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
         res = [_solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant) for b in range(B)]
         return ConstrainedDynamics(**(res[0] if single else _stack(res)))
     Q, V, T = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, T))
-    lstsq = redundant == "lstsq"
     if single:
-        QDD, TC, WR, QC, SC = (x[None] for x in ck.one(model, Q[0], V[0], T[0], float(ts[0]), lstsq))
+        out = kernel_one(model, Q[0], V[0], T[0], float(ts[0]), lstsq)
+        if out[4][0] == 0:
+            return _single(model, Q[0], V[0], float(ts[0]), out)
+        QDD, TC, WR, QC, SC = (x[None] for x in out)
     else:
-        QDD, TC, WR, QC, SC = ck.many(model, Q, V, T, ts, lstsq)
+        QDD, TC, WR, QC, SC = kernel_many(model, Q, V, T, ts, lstsq)
     known = {}
     for b in np.flatnonzero(SC[:, 0] != 0):
         if SC[b, 0] == ck.ST_INPUT:
             _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
         # the reference path: it raises the documented error, or computes the state
         r = _solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant)
+        if single:
+            return ConstrainedDynamics(**r)
         QDD[b], TC[b], WR[b], SC[b, 1], SC[b, 2] = r["qdd"], r["tau_constraint"], r["wrench"], r["rank"], r["residual"]
         known[b] = (r["terms"], r["lam"])
-    rank = SC[:, 1].astype(int)
 
     def lazy():
         made = [known[b] if b in known else _terms_and_lam(model, Q[b], V[b], float(ts[b]), QC[b], WR[b])
                 for b in range(B)]
-        return (made[0] if single else ([x[0] for x in made], [x[1] for x in made]))
-    if single:
-        return ConstrainedDynamics(lazy, qdd=QDD[0], tau_constraint=TC[0], wrench=WR[0], rank=int(rank[0]),
-                                   residual=float(SC[0, 2]))
-    return ConstrainedDynamics(lazy, qdd=QDD, tau_constraint=TC, wrench=WR, rank=rank, residual=SC[:, 2].copy())
+        return [x[0] for x in made], [x[1] for x in made]
+    return ConstrainedDynamics(lazy, qdd=QDD, tau_constraint=TC, wrench=WR, rank=SC[:, 1].astype(int),
+                               residual=SC[:, 2].copy())
+
+
+def _one_state(model, q, qd, tau):
+    """Whether (q, qd, tau) are one state's float64 C-contiguous arrays of the model's shapes."""
+    for x, n in ((q, model.nq), (qd, model.nv), (tau, model.nv)):
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous):
+            return False
+    return True
+
+
+def _single(model, q, qd, t, out):
+    """The ``ConstrainedDynamics`` of one state from the kernel's outputs (its terms made from a
+    copy of the state when first read)."""
+    qdd, tc, wr, qc, sc = out
+    q, qd = q.copy(), qd.copy()
+    return ConstrainedDynamics(lambda: _terms_and_lam(model, q, qd, t, qc, wr), qdd=qdd, tau_constraint=tc,
+                               wrench=wr, rank=int(sc[1]), residual=float(sc[2]))
 
 
 def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0.0, redundant="raise"):
