@@ -383,7 +383,13 @@ def test_compiled_constrained_dynamics_equals_the_reference_path(planar):
         for name in ("tau_constraint", "wrench", "lam"):
             assert np.allclose(getattr(r, name), ref[name], rtol=0, atol=1e-12 * max(1.0, np.max(np.abs(ref[name]))))
         assert r.rank == ref["rank"] and r.residual < 1e-10
-        assert np.array_equal(r.terms.Jc, ref["terms"].Jc) or np.allclose(r.terms.Jc, ref["terms"].Jc, atol=1e-13)
+        assert np.allclose(r.terms.Jc, ref["terms"].Jc, rtol=0, atol=1e-12)
+        # off the velocity constraints: the velocity projection of the same call and its residual
+        from ejce_nb.algorithms.constrained import constrained_qdd
+        v_off = qd + 0.1 * rng.standard_normal(m.nv)
+        _, (pres, vres), dv = constrained_qdd(m, q, v_off, tau, 0.0, red)
+        assert pres < 1e-12 and abs(vres - ej.loop_terms(m, q, v_off).velocity_residual) < 1e-12
+        assert np.allclose(v_off + dv, ej.project_velocity(m, q, v_off), rtol=0, atol=1e-12)
     # bad input and rank loss: the reference path's errors
     with pytest.raises(ValueError, match="q: NaN or inf"):
         ej.constrained_dynamics(planar, np.array([np.nan, 0.0, 0.0]), np.zeros(3))

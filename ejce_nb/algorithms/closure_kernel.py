@@ -37,6 +37,8 @@ from .rnea import rnea_forces
 # statuses of the kernel (0: computed)
 ST_INPUT, ST_CLOSURE, ST_GN, ST_RANK, ST_MASS, ST_SCHUR = range(1, 7)
 RANK_TOL = 1e-9
+# the cut of the velocity projection's pseudo-inverse (``assembly.project_velocity``)
+VEL_TOL = 1e-12
 GN_TOL = 1e-14
 GN_ITER = 30
 # the workspace of one state: the offsets of its parts (``offsets``)
@@ -47,7 +49,7 @@ GN_ITER = 30
 def offsets(n1, nv, nl, nc, n1c, nvc):
     """(offsets, size) of one state's workspace: the start of each part, its end (O_END) and nc."""
     sizes = [24 * n1, 6 * nvc + 30 * n1c, 6 * nv, 6 * nv, nv * nv, nv, (1 + nc) * nv, nc * nv, nc, nc * nc,
-             nc * max(nv, nc), nc, nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl]
+             nc * max(nv, nc), 2 * nc, 2 * nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl]
     off = np.zeros(len(sizes) + 2, dtype=np.int64)
     off[1:-1] = np.cumsum(sizes)
     off[-1] = nc
@@ -241,11 +243,13 @@ def _jc_rows(m, r, LI, LF, OFF, ws, Rb, p, w, vo, al, ao, bias, Jc, bc, nl, nv):
 
 @jit
 def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, tau, t, lstsq, ws, qdd, tauc,
-                      wrench, qc, sc):
+                      wrench, qc, sc, dvel):
     """Constrained forward dynamics of one state (the module's docstring) into qdd, tauc
     (Jc^T lam), wrench (n_loops, 6), qc (the closure coordinates) and sc = (status, rank of Jc,
     max |Jc qdd + bc|, position residual max_l |N_l^T e_l|, velocity residual
-    max |N_c^T (t_rel - sigma_c)|)."""
+    max |N_c^T (t_rel - sigma_c)|) and dvel, the velocity projection's correction
+    -M^-1 Jc^T A^+ (N_c^T (t_rel - sigma_c)) (A's singular values below VEL_TOL times the largest
+    cut, as ``ej.project_velocity``)."""
     m, r, s = views(mb, w)
     cm, cr, cs = views(cmb, cw)
     n1 = m.body_parent.shape[0]
@@ -276,16 +280,19 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     vc = vec(ws, OFF[O_VC], nvc)
     e = vec(ws, OFF[O_E], 6)
     TG = rows(ws, OFF[O_TG], nl, 30)
+    r0 = 0
     for k in range(nl):
         j = LI[k, 2]
         vs = cm.jnt_dofadr[j]
         for x in range(6):
             e[x] = TG[k, x] - TG[k, 24 + x]
-        # the velocity error N_c^T (t_rel - sigma_c) of the state
+        # the velocity error N_c^T (t_rel - sigma_c) of the state (rows r0.. of RHS[1])
         for i in range(cm.jnt_nv[j], 6):
             sm = 0.0
             for x in range(6):
                 sm += ws[OFF[O_Q] + 36 * k + 6 * x + i] * e[x]
+            ws[OFF[O_RHS] + nc + r0] = sm
+            r0 += 1
             sc[4] = max(sc[4], abs(sm))
         sc[3] = max(sc[3], ws[OFF[O_ACT] + nl + k])
         qr_lstsq(rows(ws, OFF[O_Q] + 36 * k, 6, 6), rows(ws, OFF[O_R] + 36 * k, 6, 6), cm.jnt_nv[j], e,
@@ -300,7 +307,7 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     for i in range(nc):
         for c in range(nv):
             Y[i, c] = Jc[i, c]
-    jacobi_rows(Y, nc, nv, vec(ws, 0, 0))
+    jacobi_rows(Y, nc, nv, rows(ws, 0, 0, nc))
     smax = 0.0
     for i in range(nc):
         smax = max(smax, row_norm(Y, i, nv))
@@ -324,8 +331,9 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     for i in range(1 + nc):
         chol_subst(M, X[i], X[i])
     A = rows(ws, OFF[O_A], nc, nc)
-    rhs = vec(ws, OFF[O_RHS], nc)
-    lam = vec(ws, OFF[O_LAM], nc)
+    RHS = rows(ws, OFF[O_RHS], 2, nc)
+    LAM = rows(ws, OFF[O_LAM], 2, nc)
+    rhs, ve, lam, mu = RHS[0], RHS[1], LAM[0], LAM[1]
     for i in range(nc):
         sm = 0.0
         for c in range(nv):
@@ -341,20 +349,23 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
             sc[0] = ST_SCHUR
             return
         chol_subst(A, rhs, lam)
+        chol_subst(A, ve, mu)
     else:
-        # minimum-norm lam = A^+ rhs: rows of A rotated orthogonal, rhs with them
-        jacobi_rows(A, nc, nc, rhs)
+        # minimum-norm lam = A^+ rhs, mu = A^+ ve: rows of A rotated orthogonal, rhs and ve with them
+        jacobi_rows(A, nc, nc, RHS)
         amax = 0.0
         for i in range(nc):
             amax = max(amax, row_norm(A, i, nc))
         for k in range(nc):
             lam[k] = 0.0
+            mu[k] = 0.0
         for i in range(nc):
             si = row_norm(A, i, nc)
-            if si > RANK_TOL * amax:
-                f = rhs[i] / (si * si)
-                for k in range(nc):
-                    lam[k] += f * A[i, k]
+            f = rhs[i] / (si * si) if si > RANK_TOL * amax else 0.0
+            g = ve[i] / (si * si) if si > VEL_TOL * amax else 0.0
+            for k in range(nc):
+                lam[k] += f * A[i, k]
+                mu[k] += g * A[i, k]
     for c in range(nv):
         a = X[0, c]
         tc = 0.0
@@ -363,6 +374,10 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
             tc += Jc[i, c] * lam[i]
         qdd[c] = a
         tauc[c] = tc
+        dv = 0.0
+        for i in range(nc):
+            dv -= mu[i] * X[1 + i, c]
+        dvel[c] = dv
     r0 = 0
     for k in range(nl):
         n = cm.jnt_nv[LI[k, 2]]
@@ -384,7 +399,7 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
 
 @pjit
 def constrained_many(mb, W, cmb, CW, full, cfull, LI, LF, qn, OFF, F0, Q, V, TAU, T, lstsq, WS, QDD, TC, WR, QC,
-                     SC):
+                     SC, DV):
     """``constrained_state`` of every state of a batch, in chunks run in parallel (one workspace
     per chunk): each state's result is bit for bit that of a lone call."""
     B = Q.shape[0]
@@ -392,4 +407,4 @@ def constrained_many(mb, W, cmb, CW, full, cfull, LI, LF, qn, OFF, F0, Q, V, TAU
     for c in prange(nchunk):
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
             constrained_state(mb, W[c], cmb, CW[c], full, cfull, LI, LF, qn, OFF, F0, Q[b], V[b], TAU[b], T[b],
-                              lstsq, WS[c], QDD[b], TC[b], WR[b], QC[b], SC[b])
+                              lstsq, WS[c], QDD[b], TC[b], WR[b], QC[b], SC[b], DV[b])

@@ -247,27 +247,28 @@ def prepare(model):
 def _outputs(model, p, B):
     nv = model.nv
     return (np.empty((B, nv)), np.empty((B, nv)), np.empty((B, len(model.loops), 6)), np.empty((B, p["ct"].nq)),
-            np.empty((B, 5)))
+            np.empty((B, 5)), np.empty((B, nv)))
 
 
 def kernel_one(model, q, v, tau, t, lstsq):
-    """(qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
-    residual)) of one state (float64 arrays of the model's shapes) by ``closure_kernel.constrained_state``."""
+    """[qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
+    residual), velocity projection's correction] of one state (float64 arrays of the model's
+    shapes) by ``closure_kernel.constrained_state``."""
     p = prepare(model)
     try:
         w, cw, ws = p["pool"].pop()
     except IndexError:
         w, cw, ws = engine.new_workspace(model), engine.new_workspace(p["ct"]), np.zeros(p["size"])
-    qdd, tc, wr, qc, sc = (x[0] for x in _outputs(model, p, 1))
+    out = [x[0] for x in _outputs(model, p, 1)]
     ck.constrained_state(model._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                      _NO_FORCE, q, v, tau, t, lstsq, ws, qdd, tc, wr, qc, sc)
+                         _NO_FORCE, q, v, tau, t, lstsq, ws, *out)
     p["pool"].append((w, cw, ws))
-    return qdd, tc, wr, qc, sc
+    return out
 
 
 def kernel_many(model, Q, V, TAU, T, lstsq):
-    """``kernel_one`` of every state of a batch (Q (B, nq), V, TAU (B, nv), T (B,)), in parallel chunks:
-    (QDD, TC, WR, QC, SC), each row bit for bit that of ``kernel_one``."""
+    """``kernel_one`` of every state of a batch (Q (B, nq), V, TAU (B, nv), T (B,)), in parallel
+    chunks: (QDD, TC, WR, QC, SC, DV), each row bit for bit that of ``kernel_one``."""
     p = prepare(model)
     B = Q.shape[0]
     nchunk = engine.n_chunks(B)
@@ -290,15 +291,16 @@ def _terms_and_lam(model, q, qd, t, qc, wrench):
 
 
 def constrained_qdd(model, q, qd, tau, t, redundant, qc0=None):
-    """(qdd, (position residual, velocity residual)) of one state (float64 arrays of the model's
-    shapes; no batch): the kernel, or the reference path where it does not finish."""
+    """(qdd, (position residual, velocity residual), dv) of one state (arrays of the model's
+    shapes; no batch), dv the velocity projection's correction (``project_velocity``: qd + dv),
+    by the kernel; where it does not finish, the reference path's (dv None)."""
     if not model.has_couplers:
         q, qd, tau = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, tau))
-        qdd, _, _, _, sc = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
+        qdd, _, _, _, sc, dv = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
         if sc[0] == 0:
-            return qdd, (sc[3], sc[4])
+            return qdd, (sc[3], sc[4]), dv
     r = _solve_state(model, q, qd, tau, t, redundant, qc0)
-    return r["qdd"], (r["terms"].position_residual, r["terms"].velocity_residual)
+    return r["qdd"], (r["terms"].position_residual, r["terms"].velocity_residual), None
 
 
 def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
@@ -330,9 +332,9 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
         out = kernel_one(model, Q[0], V[0], T[0], float(ts[0]), lstsq)
         if out[4][0] == 0:
             return _single(model, Q[0], V[0], float(ts[0]), out)
-        QDD, TC, WR, QC, SC = (x[None] for x in out)
+        QDD, TC, WR, QC, SC, _ = (x[None] for x in out)
     else:
-        QDD, TC, WR, QC, SC = kernel_many(model, Q, V, T, ts, lstsq)
+        QDD, TC, WR, QC, SC, _ = kernel_many(model, Q, V, T, ts, lstsq)
     known = {}
     for b in np.flatnonzero(SC[:, 0] != 0):
         if SC[b, 0] == ck.ST_INPUT:
@@ -363,7 +365,7 @@ def _one_state(model, q, qd, tau):
 def _single(model, q, qd, t, out):
     """The ``ConstrainedDynamics`` of one state from the kernel's outputs (its terms made from a
     copy of the state when first read)."""
-    qdd, tc, wr, qc, sc = out
+    qdd, tc, wr, qc, sc, _ = out
     q, qd = q.copy(), qd.copy()
     return ConstrainedDynamics(lambda: _terms_and_lam(model, q, qd, t, qc, wr), qdd=qdd, tau_constraint=tc,
                                wrench=wr, rank=int(sc[1]), residual=float(sc[2]))

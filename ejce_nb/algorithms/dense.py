@@ -5,7 +5,7 @@
   x = R^-1 Q1^T e and the residual |Q2^T e|;
 * ``jacobi_rows``: one-sided Jacobi (Hestenes) rotations that make the rows of Y orthogonal, W Y
   with W orthogonal, so that the row norms are the singular values of Y; applied with the same
-  rotations to a right-hand side r of a symmetric system A x = r it gives the minimum-norm
+  rotations to right-hand sides r of a symmetric system A x = r it gives the minimum-norm
   x = A^+ r = sum_i y_i (W r)_i / |y_i|^2 over the rows kept;
 * ``log_rotation``: the rotation vector of a rotation matrix (robust near 0 and pi);
   ``mtv9``: A^T B of 3 x 3 matrices stored row-major as 9-tuples.
@@ -91,8 +91,8 @@ def qr_lstsq(Q, R, n, e, out):
 
 @jit
 def jacobi_rows(Y, p, n, r):
-    """One-sided Jacobi: plane rotations of the rows of Y[:p, :n] (and of the entries of r[:p],
-    when r has p of them) until the rows are orthogonal; the row norms are then the singular
+    """One-sided Jacobi: plane rotations of the rows of Y[:p, :n] (and of the entries of each
+    row of r (k, p), k >= 0) until the rows are orthogonal; the row norms are then the singular
     values of the original Y[:p, :n]."""
     for _ in range(60):
         rotated = False
@@ -117,11 +117,11 @@ def jacobi_rows(Y, p, n, r):
                     yj = Y[j, k]
                     Y[i, k] = cs * yi - sn * yj
                     Y[j, k] = sn * yi + cs * yj
-                if r.shape[0] == p:
-                    ri = r[i]
-                    rj = r[j]
-                    r[i] = cs * ri - sn * rj
-                    r[j] = sn * ri + cs * rj
+                for x in range(r.shape[0]):
+                    ri = r[x, i]
+                    rj = r[x, j]
+                    r[x, i] = cs * ri - sn * rj
+                    r[x, j] = sn * ri + cs * rj
         if not rotated:
             return
 

@@ -10,7 +10,8 @@ reports the constraint residuals at every recorded time: ``position_residual`` (
 error of a loop, |e| of ``ej.assemble``) and ``velocity_residual`` (max |Jc v + s|).  The time
 loop runs in Python; each stage is one call of the compiled constrained dynamics of one state
 (``closure_kernel``), which also gives the residuals that decide whether a state is projected
-(the projection itself, ``assemble`` and ``project_velocity``, runs in Python).  A batch runs its
+and the velocity projection; ``assemble``, where the position residual exceeds the tolerance,
+runs in Python.  A batch runs its
 trajectories one after the other, each exactly as alone.
 """
 import time
@@ -128,10 +129,13 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
     def proj(q, v, t):
         # the compiled stage gives the state's residuals with its accelerations: a state already
         # on the constraints is kept as it is, its accelerations the next step's first stage
-        qdd, (pres, vres) = constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])
+        qdd, (pres, vres), dv = constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])
         if pres <= tol and vres <= tol:
             known[0] = (q, v, t, qdd)
             return q, v
+        if pres <= tol and dv is not None:
+            # on the position constraints: the kinetic-energy-nearest velocity from the same call
+            return q, v + dv
         q, v, qc[0], _ = project(model, q, v, t, tol, qc[0])
         return q, v
 
