@@ -166,6 +166,8 @@ def world_jacobian(model, q, body, t=0.0):
 def retract(model, q, dv):
     """q (+) dv: coordinates whose rate is their velocity move by it, unit quaternions turn by
     q (x) Exp(dv) (angular velocity in the joint's C axes)."""
+    if not model.quaternion_blocks() and model.nq == model.nv:
+        return np.asarray(q, dtype=float) + dv
     out = np.array(q, dtype=float)
     quat = dict(model.quaternion_blocks())
     for j in range(1, model.nbodies + 1):

@@ -127,14 +127,17 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
         return constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])[0]
 
     def proj(q, v, t):
-        # the compiled stage gives the state's residuals with its accelerations: a state already
-        # on the constraints is kept as it is, its accelerations the next step's first stage
-        qdd, (pres, vres), dv = constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])
+        # the compiled stage gives the state's residuals, its accelerations (the next step's first
+        # stage where the state is kept) and the velocity projection; assemble where the pose is off
+        f = forces(t, q, v)
+        qdd, (pres, vres), dv = constrained_qdd(model, q, v, f, t, redundant, qc[0])
+        if pres > tol and dv is not None:
+            q = assemble(model, q, t=t, tol=tol)
+            qdd, (pres, vres), dv = constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])
         if pres <= tol and vres <= tol:
             known[0] = (q, v, t, qdd)
             return q, v
         if pres <= tol and dv is not None:
-            # on the position constraints: the kinetic-energy-nearest velocity from the same call
             return q, v + dv
         q, v, qc[0], _ = project(model, q, v, t, tol, qc[0])
         return q, v
