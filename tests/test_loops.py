@@ -354,3 +354,62 @@ def test_opensim_point_and_weld_constraints_become_closures():
     kin = ej.forward_kinematics(m, q)
     ours = (kin.p[2] + kin.R[2] @ [-0.2, 0.05, 0.1]) - (kin.p[1] + kin.R[1] @ [0.3, 0.1, 0.0])
     assert np.allclose(ours, gap, atol=1e-12)
+
+
+def _reference(model, q, qd, tau, redundant):
+    """The reference (Python) path of one state: the loop terms, Cholesky of M, Jc M^-1 Jc^T."""
+    from ejce_nb.algorithms.constrained import _solve_state
+    return _solve_state(model, q, qd, tau, 0.0, redundant)
+
+
+def test_compiled_constrained_dynamics_equals_the_reference_path(planar):
+    rng = np.random.default_rng(3)
+    spatial = fourbar(closure=J.Spherical(), coupler=J.Universal(Z, (0.0, 1.0, 0.0)), gravity=(0.0, -9.81, -2.0))
+    dm, _ = delta()
+    cases = [(planar, ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0]), "lstsq"),
+             (spatial, ej.assemble(spatial, np.array([0.7, 1.0, 0.05, 1.6]), fixed=[0]), "raise")]
+    q = dm.neutral()
+    q[dm.q_slice(1)] = (0.05, 0.02, -0.95)
+    for k in range(3):
+        q[dm.q_slice(dm.joint_index(f"forearm{k}_joint"))] = [math.cos(-0.6), 0.0, math.sin(-0.6), 0.0]
+    cases.append((dm, ej.assemble(dm, q, fixed=[0, 1, 2]), "raise"))
+    for m, q, red in cases:
+        qd = ej.project_velocity(m, q, rng.standard_normal(m.nv))
+        tau = rng.standard_normal(m.nv)
+        r = ej.constrained_dynamics(m, q, qd, tau, redundant=red)
+        ref = _reference(m, q, qd, tau, red)
+        scale = max(1.0, np.max(np.abs(ref["qdd"])))
+        assert np.max(np.abs(r.qdd - ref["qdd"])) <= 1e-12 * scale
+        for name in ("tau_constraint", "wrench", "lam"):
+            assert np.allclose(getattr(r, name), ref[name], rtol=0, atol=1e-12 * max(1.0, np.max(np.abs(ref[name]))))
+        assert r.rank == ref["rank"] and r.residual < 1e-10
+        assert np.allclose(r.terms.Jc, ref["terms"].Jc, rtol=0, atol=1e-12)
+        # off the velocity constraints: the velocity projection of the same call and its residual
+        from ejce_nb.algorithms.constrained import constrained_qdd
+        v_off = qd + 0.1 * rng.standard_normal(m.nv)
+        _, (pres, vres), dv = constrained_qdd(m, q, v_off, tau, 0.0, red)
+        assert pres < 1e-12 and abs(vres - ej.loop_terms(m, q, v_off).velocity_residual) < 1e-12
+        assert np.allclose(v_off + dv, ej.project_velocity(m, q, v_off), rtol=0, atol=1e-12)
+    # bad input and rank loss: the reference path's errors
+    with pytest.raises(ValueError, match="q: NaN or inf"):
+        ej.constrained_dynamics(planar, np.array([np.nan, 0.0, 0.0]), np.zeros(3))
+
+
+def test_batch_is_independent_of_the_thread_count(planar):
+    import numba
+    rng = np.random.default_rng(5)
+    Q = np.stack([ej.assemble(planar, np.array([th, 1.0, 1.5]), fixed=[0]) for th in np.linspace(0.1, 3.0, 9)])
+    V = rng.standard_normal((9, 3))
+    T = rng.standard_normal((9, 3))
+    n0 = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        r1 = ej.constrained_dynamics(planar, Q, V, T, redundant="lstsq")
+    finally:
+        numba.set_num_threads(n0)
+    rn = ej.constrained_dynamics(planar, Q, V, T, redundant="lstsq")
+    assert np.array_equal(r1.qdd, rn.qdd) and np.array_equal(r1.wrench, rn.wrench)
+    for k in (0, 4, 8):
+        one = ej.constrained_dynamics(planar, Q[k], V[k], T[k], redundant="lstsq")
+        assert np.array_equal(one.qdd, rn.qdd[k]) and np.array_equal(one.tau_constraint, rn.tau_constraint[k])
+        assert one.rank == rn.rank[k] and np.array_equal(one.lam, rn.lam[k])

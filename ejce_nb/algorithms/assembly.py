@@ -9,8 +9,9 @@ coordinates, so the solution stays nearest the guess) and a backtracking line se
 """
 import numpy as np
 
-from .constrained import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops,
-                          _skew, closure_coordinates, closure_model, retract, sweep, world_jacobians)
+from .closures import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops, _skew,
+                       closure_coordinates, closure_model, retract, sweep, world_jacobians)
+from .constrained import loop_terms
 from .api import mass_matrix
 
 
@@ -114,7 +115,6 @@ def assemble(model, q, fixed=(), t=0.0, tol=1e-12, max_iter=100, return_info=Fal
 def project_velocity(model, q, qd, t=0.0, M=None, terms=None):
     """The velocity nearest to ``qd`` in the kinetic-energy metric that satisfies the velocity
     constraints Jc v + s = 0: v - M^-1 Jc^T (Jc M^-1 Jc^T)^+ (Jc v + s)."""
-    from .constrained import loop_terms
     lt = loop_terms(model, q, qd, t) if terms is None else terms
     if lt.Jc.shape[0] == 0:
         return np.array(qd, dtype=float)

@@ -1,307 +1,30 @@
-"""Dynamics of a tree closed by loop joints (``ModelBuilder.add_loop``).
-
-Loop ``l`` holds frame B (on body b) at a pose of its closure joint in frame A (on body a).  The
-relative twist of B w.r.t. A, in A axes, referred to the origin of B,
-
-    t_rel = [R_A^T (w_b - w_a);  R_A^T (v_oB - v_oA - w_a x (o_B - o_A))] = G(q) v + s(t, q),
-
-must lie in the closure joint's motion: t_rel = J_c(q_c) v_c + sigma_c for the closure
-coordinates q_c that place B in A (found from the pose, ``closure_coordinates``).  With N_c an
-orthonormal basis of the complement of range(J_c) (6 - nv_c columns), the constraints are
-
-    velocity:      Jc v = N_c^T (G v + s - sigma_c) = 0
-    acceleration:  Jc v' + bc = 0,   bc = N_c^T (gamma - b_c),
-
-gamma the relative acceleration at v' = 0 (the tree's velocity-product terms, from one forward
-kinematics pass with zero accelerations) and b_c the closure joint's EJCE bias at (q_c, v_c):
-since N_c^T J_c = 0 the unknown closure accelerations drop out exactly.  Forward dynamics is the
-Lagrange-multiplier system (Featherstone, RBDA ch. 8)
+"""Dynamics of a tree closed by loop joints (``ModelBuilder.add_loop``), with the constraint
+terms of ``closures`` (Jc v' + bc = 0: the acceleration-level loop constraints).  Forward
+dynamics is the Lagrange-multiplier system (Featherstone, RBDA ch. 8)
 
     M v' + h = tau + Jc^T lam,     Jc v' + bc = 0,
 
-solved by Cholesky of M and of the (m x m) operational inverse inertia Jc M^-1 Jc^T.  The
-constraint wrench of loop l on body b, [moment about o_B; force] in A axes (its opposite on body
-a), is N_c lam_l.  A rank-deficient Jc (redundant or singular closures) is reported by loop and
+solved by Cholesky of M and of the (m x m) operational inverse inertia Jc M^-1 Jc^T (compiled,
+one state per call of ``closure_kernel.constrained_state``; a batch in parallel).  The constraint
+wrench of loop l on body b, [moment about o_B; force] in A axes (its opposite on body a), is
+N_c lam_l.  A rank-deficient Jc (redundant or singular closures) is reported by loop and
 direction, or solved in the least-squares sense (minimum-norm lam) with ``redundant="lstsq"``.
+A state the kernel does not finish (bad input, a singular closure joint, an error to report)
+runs the reference path here (``_solve_state``), which raises the documented error.
 """
 import numpy as np
 
-from ..errors import ModelError
-from .api import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
+from . import closure_kernel as ck, engine
+from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
+                       closure_tree, relative_pose, sweep, world_jacobians)
+from .driver import paths
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
-RANK_TOL = 1e-9
+RANK_TOL = ck.RANK_TOL
 _AXES = ("rotation about x", "rotation about y", "rotation about z",
          "translation along x", "translation along y", "translation along z")
-
-
-class ConstraintError(ValueError):
-    """The loop constraints are rank-deficient (redundant or singular closures) or cannot be
-    satisfied near the given state; the message names the loops and directions."""
-
-
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _skew(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def _log_rotation(E):
-    """Rotation vector of the rotation matrix E (robust near 0 and pi)."""
-    c = max(-1.0, min(1.0, 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0)))
-    th = np.arccos(c)
-    w = 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
-    if th < 1e-6:
-        return w * (1.0 + th * th / 6.0)
-    if np.pi - th < 1e-6:
-        # near pi: axis from the symmetric part
-        B = 0.5 * (E + np.eye(3))
-        k = int(np.argmax(np.diag(B)))
-        ax = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
-        if ax @ w < 0:
-            ax = -ax
-        return th * ax
-    return w * (th / np.sin(th))
-
-
-_CLOSURE_MODELS = {}
-
-
-def closure_model(loop):
-    """A one-joint model of the loop's closure joint (world -> B), for its EJCE terms."""
-    key = repr(loop.joint.to_dict())
-    m = _CLOSURE_MODELS.get(key)
-    if m is None:
-        from ..model.builder import ModelBuilder
-        b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
-        b.add_body("closure", joint=loop.joint, mass=1.0, inertia=np.eye(3))
-        m = _CLOSURE_MODELS[key] = b.build()
-    return m
-
-
-def closure_terms(cm, qc, vc=None):
-    """(J (6, nv), sigma, bias, R, r) of the closure joint of the one-joint model ``cm`` at
-    (qc, vc): its EJCE terms in its inboard frame A (``joint_terms``)."""
-    nv = cm.nv
-    v = np.zeros(nv) if vc is None else vc
-    jt = joint_terms(cm, qc, v)
-    return jt.J, jt.sigma[1], jt.bias[1], jt.R[1], jt.r[1]
-
-
-def closure_tree(model):
-    """A model of every loop's closure joint side by side (body k + 1: world -> B of loop k), so
-    that one call gives all their EJCE terms; made once per model."""
-    ct = model.__dict__.get("_closure_tree")
-    if ct is None:
-        from ..model.builder import ModelBuilder
-        b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
-        for k, L in enumerate(model.loops):
-            b.add_body(f"closure_{k}", joint=L.joint, mass=1.0, inertia=np.eye(3))
-        ct = model.__dict__["_closure_tree"] = b.build()
-    return ct
-
-
-def _closure_all(model, qcs, vcs=None):
-    """[(J (6, nv_c), sigma, bias, R, r)] of every loop's closure joint at its (q_c, v_c), from one
-    call of ``joint_terms`` on ``closure_tree``."""
-    ct = closure_tree(model)
-    qa = np.concatenate([np.asarray(x, dtype=float) for x in qcs]) if qcs else np.zeros(0)
-    va = np.zeros(ct.nv) if vcs is None else (np.concatenate(vcs) if vcs else np.zeros(0))
-    jt = joint_terms(ct, qa, va)
-    out = []
-    for k in range(len(model.loops)):
-        j = k + 1
-        vs, nv = int(ct.v_start[j]), int(ct.nv_joint[j])
-        out.append((jt.J[:, vs:vs + nv], jt.sigma[j], None if vcs is None else jt.bias[j], jt.R[j], jt.r[j]))
-    return out
-
-
-def sweep(model, q, qd=None, t=0.0):
-    """The tree's terms at (q, qd, t) with zero accelerations: its kinematics (the accelerations
-    the velocity-product terms), joint terms, mass matrix and nonlinear effects, as a dict named
-    as ``ej.evaluate``'s results (each from its one-state entry)."""
-    qd = np.zeros(model.nv) if qd is None else qd
-    return {"forward_kinematics": forward_kinematics(model, q, qd, np.zeros(model.nv), t=t),
-            "joint_terms": joint_terms(model, q, qd, t=t), "mass_matrix": mass_matrix(model, q, t=t),
-            "rnea": nonlinear_effects(model, q, qd, t=t)}
-
-
-def world_jacobians(model, sw, bodies, q=None, t=0.0):
-    """{body: world-frame Jacobian (6, nv) of its origin} from one sweep's joint terms: the columns
-    of joint j are its EJCE Jacobian (P axes, at the origin of its C frame, the body origin) turned
-    into world axes and moved to the body's origin, for every j on the body's path to the world."""
-    bodies = sorted(set(int(b) for b in bodies))
-    nv = model.nv
-    if model.has_couplers:
-        return {b: world_jacobian(model, q, b, t) for b in bodies}
-    kin, jt = sw["forward_kinematics"], sw["joint_terms"]
-    n1 = model.nbodies + 1
-    jb = np.zeros(nv, dtype=int)  # the body of each velocity variable
-    for j in range(1, n1):
-        vs = int(model.v_start[j])
-        jb[vs:vs + int(model.nv_joint[j])] = j
-    RP = kin.R[jb] @ np.swapaxes(jt.R[jb], 1, 2)
-    W = np.einsum("kab,bk->ak", RP, jt.J[:3])
-    Vd = np.einsum("kab,bk->ak", RP, jt.J[3:])
-    P = kin.p[jb]
-    par = model.body_parent
-    out = {}
-    for b in bodies:
-        Jw = np.zeros((6, nv))
-        if b != 0:
-            anc = set()
-            j = b
-            while j != 0:
-                anc.add(j)
-                j = int(par[j])
-            m = np.fromiter((x in anc for x in jb), dtype=bool, count=nv)
-            w = W[:, m]
-            d = kin.p[b] - P[m]
-            Jw[:3, m] = w
-            Jw[3:, m] = Vd[:, m] + np.array([w[1] * d[:, 2] - w[2] * d[:, 1], w[2] * d[:, 0] - w[0] * d[:, 2],
-                                             w[0] * d[:, 1] - w[1] * d[:, 0]])
-        out[b] = Jw
-    return out
-
-
-def world_jacobian(model, q, body, t=0.0):
-    """World-frame Jacobian (6, nv) of body's origin (zero for the world)."""
-    if body == 0:
-        return np.zeros((6, model.nv))
-    return body_jacobian(model, q, body, t=t)
-
-
-def retract(model, q, dv):
-    """q (+) dv: coordinates whose rate is their velocity move by it, unit quaternions turn by
-    q (x) Exp(dv) (angular velocity in the joint's C axes)."""
-    out = np.array(q, dtype=float)
-    quat = dict(model.quaternion_blocks())
-    for j in range(1, model.nbodies + 1):
-        qs, vs = int(model.q_start[j]), int(model.v_start[j])
-        nq, nv = int(model.nq_joint[j]), int(model.nv_joint[j])
-        if j in quat:
-            n_plain = nq - 4
-            out[qs:qs + n_plain] += dv[vs:vs + n_plain]
-            th = dv[vs + n_plain:vs + nv]
-            a = np.linalg.norm(th)
-            h = 0.5 * a
-            s = 0.5 if a < 1e-8 else np.sin(h) / a
-            w2, x2, y2, z2 = np.cos(h), s * th[0], s * th[1], s * th[2]
-            w1, x1, y1, z1 = out[qs + n_plain:qs + nq]
-            qn = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                           w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-            out[qs + n_plain:qs + nq] = qn / np.linalg.norm(qn)
-        else:
-            out[qs:qs + nq] += dv[vs:vs + nv]
-    return out
-
-
-def _frame(kin, body, T, vel):
-    R = kin.R[body] @ T.rotation
-    d = kin.R[body] @ T.translation
-    o = kin.p[body] + d
-    if not vel:
-        return R, o, d, None, None, None, None
-    w = kin.omega[body]
-    vo = kin.v[body] + _cross(w, d)
-    al = kin.alpha[body]
-    ao = kin.a[body] + _cross(al, d) + _cross(w, _cross(w, d))
-    return R, o, d, w, vo, al, ao
-
-
-def relative_pose(model, q, t=0.0, kin=None):
-    """[(R_rel, r_rel)] of every loop: the pose of frame B in frame A."""
-    if kin is None:
-        kin = forward_kinematics(model, q, t=t)
-    out = []
-    for L in model.loops:
-        RA, oA, *_ = _frame(kin, L.body_a, L.placement_a, False)
-        RB, oB, *_ = _frame(kin, L.body_b, L.placement_b, False)
-        out.append((RA.T @ RB, RA.T @ (oB - oA)))
-    return out
-
-
-def _pose_error(Rrel, rrel, Rj, rj):
-    """6-vector pose error of B in A against the closure joint's pose, in A axes."""
-    return np.concatenate([_log_rotation(Rrel @ Rj.T), rrel - rj])
-
-
-def _initial_guess(loop, cm, Rrel):
-    """Where the search for a closure's coordinates starts: a unit quaternion's rotation is the
-    relative rotation itself; other joints start from their neutral pose."""
-    q0 = cm.__dict__.get("_neutral")
-    if q0 is None:
-        q0 = cm.__dict__["_neutral"] = cm.neutral()
-    q = q0.copy()
-    if getattr(loop.joint, "quaternion", False):
-        R = Rrel
-        w = 0.5 * np.sqrt(max(0.0, 1.0 + R[0, 0] + R[1, 1] + R[2, 2]))
-        if w > 1e-3:
-            qv = np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
-            q[cm.nq - 4:] = qv / np.linalg.norm(qv)
-    return q
-
-
-def closure_coordinates(model, q, t=0.0, qc0=None, kin=None, tol=1e-14, max_iter=30):
-    """The closure coordinates q_c of every loop (a list of arrays): the pose of the closure joint
-    nearest to the pose of B in A (Gauss-Newton from the joint's neutral pose, or ``qc0``), and
-    the remaining pose errors (the loops' position residuals, 6 each, in A axes)."""
-    qcs, errs, _ = _closures(model, relative_pose(model, q, t, kin), qc0, tol, max_iter)
-    return qcs, errs
-
-
-def _closures(model, rel, qc0=None, tol=1e-14, max_iter=30):
-    """``closure_coordinates`` from the relative poses ``rel``, with each loop's closure J and
-    sigma at its q_c; all loops iterate together (one call of their closure joints' terms per
-    Gauss-Newton iteration; a loop that has converged keeps its coordinates)."""
-    n = len(model.loops)
-    qcs = [_initial_guess(L, closure_model(L), rel[k][0]) if qc0 is None or qc0[k] is None
-           else np.array(qc0[k], dtype=float) for k, L in enumerate(model.loops)]
-    errs, terms = [None] * n, [None] * n
-    last = [np.inf] * n
-    active = list(range(n))
-    for _ in range(max_iter):
-        ct = _closure_all(model, qcs)
-        nxt = []
-        for k in active:
-            J, sig, _, Rj, rj = ct[k]
-            e = _pose_error(rel[k][0], rel[k][1], Rj, rj)
-            errs[k], terms[k] = e, (J, sig)
-            if J.shape[1] == 0:
-                continue
-            step = np.linalg.lstsq(J, e, rcond=None)[0]
-            res = np.linalg.norm(e - J @ step)
-            if np.linalg.norm(step) <= tol * (1.0 + np.linalg.norm(qcs[k])) or abs(last[k] - res) <= 1e-3 * tol:
-                continue
-            last[k] = res
-            qcs[k] = retract(closure_model(model.loops[k]), qcs[k], step)
-            nxt.append(k)
-        active = nxt
-        if not active:
-            break
-    if active:
-        # iterations exhausted: the terms at the last coordinates
-        ct = _closure_all(model, qcs)
-        for k in active:
-            terms[k] = ct[k][:2]
-    return qcs, errs, terms
-
-
-def _complement(J):
-    """Orthonormal basis (6, 6 - nv) of the complement of range(J), J (6, nv)."""
-    nv = J.shape[1]
-    if nv == 0:
-        return np.eye(6)
-    U, _, _ = np.linalg.svd(J, full_matrices=True)
-    N = U[:, nv:]
-    # a sign convention, so that the basis is a function of J alone
-    for c in range(N.shape[1]):
-        k = int(np.argmax(np.abs(N[:, c])))
-        if N[k, c] < 0:
-            N[:, c] = -N[:, c]
-    return N
+__all__ = ["ConstraintError", "LoopTerms", "ConstrainedDynamics", "loop_terms", "constrained_dynamics",
+           "constrained_inverse_dynamics"]
 
 
 class LoopTerms:
@@ -427,10 +150,20 @@ class ConstrainedDynamics:
     ``wrench`` (n_loops, 6): each loop's constraint wrench on body_b, [moment about o_B; force] in
     frame A's axes (its opposite acts on body_a), ``lam`` (nc,), ``rank`` of Jc, ``residual``
     (max |Jc qdd + bc|), and the ``terms`` (``LoopTerms``).  A batch stacks them on a leading axis
-    (``terms`` then a list)."""
+    (``terms`` and ``lam`` then lists).  ``terms`` and ``lam`` are made when first read (from the
+    state, its closure coordinates and the wrench: lam_l = N_l^T wrench_l, N_l orthonormal)."""
 
-    def __init__(self, **kw):
+    def __init__(self, lazy=None, **kw):
         self.__dict__.update(kw)
+        self._lazy = lazy
+
+    def _made(self, name):
+        if name not in self.__dict__:
+            self.__dict__["terms"], self.__dict__["lam"] = self._lazy()
+        return self.__dict__[name]
+
+    terms = property(lambda self: self._made("terms"))
+    lam = property(lambda self: self._made("lam"))
 
     def __repr__(self):
         return f"<ConstrainedDynamics qdd{np.shape(self.qdd)}, {len(np.atleast_1d(self.rank))} state(s)>"
@@ -469,12 +202,7 @@ def _stack(results):
     return out
 
 
-def _require_loops(model, what):
-    if not getattr(model, "has_loops", False):
-        raise ModelError(f"{what}: the model has no loop closures (ModelBuilder.add_loop); use ej.aba")
-
-
-def _states(model, q, qd, x, nx, names):
+def _states(model, q, qd, x, nx, names, finite=True):
     q = np.asarray(q, dtype=float)
     qd = np.asarray(qd, dtype=float)
     x = np.zeros(nx) if x is None else np.asarray(x, dtype=float)
@@ -484,9 +212,95 @@ def _states(model, q, qd, x, nx, names):
     for a, n, name in ((Q, model.nq, names[0]), (V, model.nv, names[1]), (X, nx, names[2])):
         if a.ndim != 2 or a.shape != (Q.shape[0], n):
             raise ValueError(f"{name}: expected shape ({n},) or ({Q.shape[0]}, {n}), got {a.shape}")
-        if not np.all(np.isfinite(a)):
+        if finite and not np.all(np.isfinite(a)):
             raise ValueError(f"{name}: NaN or inf entries")
     return single, Q, V, X
+
+
+# ---------------------------------------------------------------------------- the compiled path
+_NO_FORCE = np.zeros((0, 1, 6))
+
+
+def prepare(model):
+    """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
+    per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
+    -1) and LF = (placement_a rotation, translation, placement_b rotation, translation), the
+    neutral q_c, the workspace offsets and a pool of one-state workspaces."""
+    p = model.__dict__.get("_closure_kernel")
+    if p is None:
+        ct = closure_tree(model)
+        nl = len(model.loops)
+        LI = np.zeros((nl, 6), dtype=np.int64)
+        LF = np.zeros((nl, 24))
+        qb = dict(ct.quaternion_blocks())
+        for k, L in enumerate(model.loops):
+            j = k + 1
+            LI[k] = (L.body_a, L.body_b, j, 0, 6 - int(ct.nv_joint[j]), qb[j].start if j in qb else -1)
+            LF[k] = np.concatenate([np.ravel(L.placement_a.rotation), L.placement_a.translation,
+                                    np.ravel(L.placement_b.rotation), L.placement_b.translation])
+        OFF, size = ck.offsets(model.nbodies + 1, model.nv, nl, int(LI[:, 4].sum()), ct.nbodies + 1, ct.nv)
+        p = model.__dict__["_closure_kernel"] = dict(
+            ct=ct, LI=LI, LF=LF, qn=ct.neutral(), OFF=OFF, size=size, full=paths(model), cfull=paths(ct), pool=[])
+    return p
+
+
+def _outputs(model, p, B):
+    nv = model.nv
+    return (np.empty((B, nv)), np.empty((B, nv)), np.empty((B, len(model.loops), 6)), np.empty((B, p["ct"].nq)),
+            np.empty((B, 5)), np.empty((B, nv)))
+
+
+def kernel_one(model, q, v, tau, t, lstsq):
+    """[qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
+    residual), velocity projection's correction] of one state (float64 arrays of the model's
+    shapes) by ``closure_kernel.constrained_state``."""
+    p = prepare(model)
+    try:
+        w, cw, ws = p["pool"].pop()
+    except IndexError:
+        w, cw, ws = engine.new_workspace(model), engine.new_workspace(p["ct"]), np.zeros(p["size"])
+    out = [x[0] for x in _outputs(model, p, 1)]
+    ck.constrained_state(model._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+                         _NO_FORCE, q, v, tau, t, lstsq, ws, *out)
+    p["pool"].append((w, cw, ws))
+    return out
+
+
+def kernel_many(model, Q, V, TAU, T, lstsq):
+    """``kernel_one`` of every state of a batch (Q (B, nq), V, TAU (B, nv), T (B,)), in parallel
+    chunks: (QDD, TC, WR, QC, SC, DV), each row bit for bit that of ``kernel_one``."""
+    p = prepare(model)
+    B = Q.shape[0]
+    nchunk = engine.n_chunks(B)
+    W = np.zeros((nchunk, engine.new_workspace(model).shape[0]))
+    CW = np.zeros((nchunk, engine.new_workspace(p["ct"]).shape[0]))
+    WS = np.zeros((nchunk, p["size"]))
+    out = _outputs(model, p, B)
+    ck.constrained_many(model._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+                     _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out)
+    return out
+
+
+def _terms_and_lam(model, q, qd, t, qc, wrench):
+    """The ``LoopTerms`` at the state (closure search from the kernel's q_c) and lam in their basis."""
+    ct = prepare(model)["ct"]
+    qc0 = [qc[int(ct.q_start[k + 1]):int(ct.q_start[k + 1] + ct.nq_joint[k + 1])] for k in range(len(model.loops))]
+    lt = loop_terms(model, q, qd, t, qc0)
+    lam = np.concatenate([N.T @ w for N, w in zip(lt.basis, wrench)]) if lt.basis else np.zeros(0)
+    return lt, lam
+
+
+def constrained_qdd(model, q, qd, tau, t, redundant, qc0=None):
+    """(qdd, (position residual, velocity residual), dv) of one state (arrays of the model's
+    shapes; no batch), dv the velocity projection's correction (``project_velocity``: qd + dv),
+    by the kernel; where it does not finish, the reference path's (dv None)."""
+    if not model.has_couplers:
+        q, qd, tau = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, tau))
+        qdd, _, _, _, sc, dv = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
+        if sc[0] == 0:
+            return qdd, (sc[3], sc[4]), dv
+    r = _solve_state(model, q, qd, tau, t, redundant, qc0)
+    return r["qdd"], (r["terms"].position_residual, r["terms"].velocity_residual), None
 
 
 def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
@@ -498,10 +312,63 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
     "lstsq" (minimum-norm multipliers)."""
     _require_loops(model, "constrained_dynamics")
     _check_redundant(redundant)
-    single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
-    ts = np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],))
-    res = [_solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant) for b in range(Q.shape[0])]
-    return ConstrainedDynamics(**(res[0] if single else _stack(res)))
+    lstsq = redundant == "lstsq"
+    tau1 = np.zeros(model.nv) if tau is None else tau
+    if not model.has_couplers and type(t) is float and _one_state(model, q, qd, tau1):
+        # one state of float64 arrays: straight to the kernel
+        out = kernel_one(model, q, qd, tau1, t, lstsq)
+        if out[4][0] == 0:
+            return _single(model, q, qd, t, out)
+    single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"), finite=False)
+    B = Q.shape[0]
+    ts = np.ascontiguousarray(np.broadcast_to(np.asarray(t, dtype=float), (B,)))
+    if model.has_couplers:
+        # the reference path (the kernel runs the tree without its couplers' expansion)
+        _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
+        res = [_solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant) for b in range(B)]
+        return ConstrainedDynamics(**(res[0] if single else _stack(res)))
+    Q, V, T = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, T))
+    if single:
+        out = kernel_one(model, Q[0], V[0], T[0], float(ts[0]), lstsq)
+        if out[4][0] == 0:
+            return _single(model, Q[0], V[0], float(ts[0]), out)
+        QDD, TC, WR, QC, SC, _ = (x[None] for x in out)
+    else:
+        QDD, TC, WR, QC, SC, _ = kernel_many(model, Q, V, T, ts, lstsq)
+    known = {}
+    for b in np.flatnonzero(SC[:, 0] != 0):
+        if SC[b, 0] == ck.ST_INPUT:
+            _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
+        # the reference path: it raises the documented error, or computes the state
+        r = _solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant)
+        if single:
+            return ConstrainedDynamics(**r)
+        QDD[b], TC[b], WR[b], SC[b, 1], SC[b, 2] = r["qdd"], r["tau_constraint"], r["wrench"], r["rank"], r["residual"]
+        known[b] = (r["terms"], r["lam"])
+
+    def lazy():
+        made = [known[b] if b in known else _terms_and_lam(model, Q[b], V[b], float(ts[b]), QC[b], WR[b])
+                for b in range(B)]
+        return [x[0] for x in made], [x[1] for x in made]
+    return ConstrainedDynamics(lazy, qdd=QDD, tau_constraint=TC, wrench=WR, rank=SC[:, 1].astype(int),
+                               residual=SC[:, 2].copy())
+
+
+def _one_state(model, q, qd, tau):
+    """Whether (q, qd, tau) are one state's float64 C-contiguous arrays of the model's shapes."""
+    for x, n in ((q, model.nq), (qd, model.nv), (tau, model.nv)):
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous):
+            return False
+    return True
+
+
+def _single(model, q, qd, t, out):
+    """The ``ConstrainedDynamics`` of one state from the kernel's outputs (its terms made from a
+    copy of the state when first read)."""
+    qdd, tc, wr, qc, sc, _ = out
+    q, qd = q.copy(), qd.copy()
+    return ConstrainedDynamics(lambda: _terms_and_lam(model, q, qd, t, qc, wr), qdd=qdd, tau_constraint=tc,
+                               wrench=wr, rank=int(sc[1]), residual=float(sc[2]))
 
 
 def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0.0, redundant="raise"):

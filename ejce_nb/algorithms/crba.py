@@ -107,8 +107,8 @@ def rank_status(m, r, s):
 
 @jit
 def chol_factor(M, scale_tol):
-    """M = L L^T by Cholesky, L in place of M's lower triangle; returns the first column whose
-    pivot is not clearly positive (-1: none; then L is incomplete)."""
+    """Cholesky M = L L^T in place of M's lower triangle; returns the first column whose pivot is
+    not clearly positive (-1: none; ``scale_tol`` relative to its diagonal, 0: any positive)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
@@ -128,25 +128,26 @@ def chol_factor(M, scale_tol):
 
 
 @jit
-def chol_subst(L, rhs, out):
-    """x = L^-T L^-1 rhs into out (L from ``chol_factor``)."""
-    n = L.shape[0]
+def chol_subst(M, rhs, out):
+    """x = (L L^T)^-1 rhs into out (which may be rhs itself), L in M's lower triangle
+    (``chol_factor``): L y = rhs forward, then L^T x = y backward."""
+    n = M.shape[0]
     for i in range(n):
         s = rhs[i]
         for k in range(i):
-            s -= L[i, k] * out[k]
-        out[i] = s / L[i, i]
+            s -= M[i, k] * out[k]
+        out[i] = s / M[i, i]
     for i in range(n - 1, -1, -1):
         s = out[i]
         for k in range(i + 1, n):
-            s -= L[k, i] * out[k]
-        out[i] = s / L[i, i]
+            s -= M[k, i] * out[k]
+        out[i] = s / M[i, i]
 
 
 @jit
 def _chol_solve(M, rhs, out, scale_tol):
     """Solve M x = rhs by Cholesky in place of M's lower triangle; returns the first column whose
-    pivot is not clearly positive (-1: none)."""
+    pivot is not clearly positive (-1: none; out is then NaN)."""
     j = chol_factor(M, scale_tol)
     if j >= 0:
         for x in range(M.shape[0]):

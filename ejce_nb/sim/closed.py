@@ -7,15 +7,19 @@ projected back onto the loop constraints after every step, so that drift does no
 
 Each stage solves the acceleration-level constraint exactly (Jc qdd + bc = 0).  The trajectory
 reports the constraint residuals at every recorded time: ``position_residual`` (the largest pose
-error of a loop, |e| of ``ej.assemble``) and ``velocity_residual`` (max |Jc v + s|).  The loop
-runs in Python around the compiled kinematics and dynamics kernels (one state at a time; a batch
-runs its trajectories one after the other, each exactly as alone).
+error of a loop, |e| of ``ej.assemble``) and ``velocity_residual`` (max |Jc v + s|).  The time
+loop runs in Python; each stage is one call of the compiled constrained dynamics of one state
+(``closure_kernel``), which also gives the residuals that decide whether a state is projected
+and the velocity projection; ``assemble``, where the position residual exceeds the tolerance,
+runs in Python.  A batch runs its
+trajectories one after the other, each exactly as alone.
 """
 import time
 
 import numpy as np
 
-from ..algorithms.constrained import _solve_state, closure_coordinates, loop_terms, retract
+from ..algorithms.closures import retract
+from ..algorithms.constrained import constrained_qdd, loop_terms
 from ..algorithms.assembly import assemble, project_velocity
 from ..algorithms.api import kinetic_energy, potential_energy
 from .tableaux import DP_E as _DP_E, METHODS, _DP_A, _DP_B, _DP_C
@@ -27,11 +31,6 @@ _TABLEAUX = {
     "rk4": (np.array([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1.0, 0]], dtype=float),
             np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]), np.array([0.0, 0.5, 0.5, 1.0])),
 }
-
-
-def _position_residual(model, q, t, qc0=None):
-    _, errs = closure_coordinates(model, q, t, qc0)
-    return max(float(np.linalg.norm(e)) for e in errs)
 
 
 def project(model, q, qd, t=0.0, tol=1e-12, qc0=None):
@@ -110,23 +109,37 @@ def simulate_loops(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_e
     nfev = [0]
 
     qc = [None]
-    # the loop terms of the projected state, for the step's first stage (same q, v, t)
+    # the accelerations of the projected state, for the step's first stage (same q, v, t)
     known = [None]
 
-    def accel(t, q, v):
-        nfev[0] += 1
+    def forces(t, q, v):
         f = _torque(tau_c, t, q, v, model.nv)
         if passive:
             f = f - DMP * v - (STF * (q - SREF) if model.nq == model.nv else 0.0)
-        lt = None
-        if known[0] is not None and known[0][0] is q and known[0][1] is v and known[0][2] == t:
-            lt = known[0][3]
+        return f
+
+    def accel(t, q, v):
+        nfev[0] += 1
+        k = known[0]
         known[0] = None
-        return _solve_state(model, q, v, f, t, redundant, qc[0], lt)["qdd"]
+        if k is not None and k[0] is q and k[1] is v and k[2] == t:
+            return k[3]
+        return constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])[0]
 
     def proj(q, v, t):
-        q, v, qc[0], lt = project(model, q, v, t, tol, qc[0])
-        known[0] = None if lt is None else (q, v, t, lt)
+        # the compiled stage gives the state's residuals, its accelerations (the next step's first
+        # stage where the state is kept) and the velocity projection; assemble where the pose is off
+        f = forces(t, q, v)
+        qdd, (pres, vres), dv = constrained_qdd(model, q, v, f, t, redundant, qc[0])
+        if pres > tol and dv is not None:
+            q = assemble(model, q, t=t, tol=tol)
+            qdd, (pres, vres), dv = constrained_qdd(model, q, v, forces(t, q, v), t, redundant, qc[0])
+        if pres <= tol and vres <= tol:
+            known[0] = (q, v, t, qdd)
+            return q, v
+        if pres <= tol and dv is not None:
+            return q, v + dv
+        q, v, qc[0], _ = project(model, q, v, t, tol, qc[0])
         return q, v
 
     q, v = proj(q0, qd0, 0.0)
