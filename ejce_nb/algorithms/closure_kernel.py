@@ -28,9 +28,9 @@ from numba import prange
 from .._jit import jit, pjit
 from ..model import inputs
 from ..model.layout import rows, vec, views
-from ..core.spatial import add, cross, ld3, ld9, mm, mmT, mtv, mv, sub
+from ..core.spatial import add, cross, ld3, ld9, mm, mmT, mTm, mtv, mv, sub
 from .crba import chol_factor, chol_subst, crba_after
-from .dense import jacobi_rows, log_rotation, mtv9, qr6, qr_lstsq, row_norm
+from .dense import jacobi_rows, log_rotation, qr6, qr_lstsq, row_norm
 from .kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
 from .rnea import rnea_forces
 
@@ -140,7 +140,7 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
         gw = mtv(RA, sub(sub(alb, ala), cross(wa, sub(wb, wa))))
         gv = mtv(RA, add(sub(sub(sub(aB, aA), cross(ala, D)), cross((2.0 * wa[0], 2.0 * wa[1], 2.0 * wa[2]), dv)),
                          cross(wa, cross(wa, D))))
-        Rrel = mtv9(RA, RB)
+        Rrel = mTm(RA, RB)
         rrel = mtv(RA, D)
         for x in range(6):
             TG[k, x] = tr[x]

@@ -7,8 +7,7 @@
   with W orthogonal, so that the row norms are the singular values of Y; applied with the same
   rotations to right-hand sides r of a symmetric system A x = r it gives the minimum-norm
   x = A^+ r = sum_i y_i (W r)_i / |y_i|^2 over the rows kept;
-* ``log_rotation``: the rotation vector of a rotation matrix (robust near 0 and pi);
-  ``mtv9``: A^T B of 3 x 3 matrices stored row-major as 9-tuples.
+* ``log_rotation``: the rotation vector of a rotation matrix (robust near 0 and pi).
 """
 import numpy as np
 
@@ -154,14 +153,3 @@ def log_rotation(E):
         return (sg * ax[0], sg * ax[1], sg * ax[2])
     f = th / np.sin(th)
     return (w[0] * f, w[1] * f, w[2] * f)
-
-
-@jit
-def mtv9(A, B):
-    """A^T B of 9-tuples."""
-    return (A[0] * B[0] + A[3] * B[3] + A[6] * B[6], A[0] * B[1] + A[3] * B[4] + A[6] * B[7],
-            A[0] * B[2] + A[3] * B[5] + A[6] * B[8],
-            A[1] * B[0] + A[4] * B[3] + A[7] * B[6], A[1] * B[1] + A[4] * B[4] + A[7] * B[7],
-            A[1] * B[2] + A[4] * B[5] + A[7] * B[8],
-            A[2] * B[0] + A[5] * B[3] + A[8] * B[6], A[2] * B[1] + A[5] * B[4] + A[8] * B[7],
-            A[2] * B[2] + A[5] * B[5] + A[8] * B[8])
