@@ -79,7 +79,7 @@ import sys, numpy as np, ejce_nb as ej
 from ejce_nb.models import random_tree, random_states
 model = random_tree(7, 11)
 Q, V, A = random_states(model, 23, np.random.default_rng(2))
-np.savez(sys.argv[1], tau=ej.rnea(model, Q, V, A), one=ej.rnea(model, Q[3], V[3], A[3]))
+np.savez(sys.argv[1], tau=ej.rnea(model, Q, V, A))      # one kernel: each compiles for a minute
 """
 
 
