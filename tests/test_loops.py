@@ -413,3 +413,49 @@ def test_batch_is_independent_of_the_thread_count(planar):
         one = ej.constrained_dynamics(planar, Q[k], V[k], T[k], redundant="lstsq")
         assert np.array_equal(one.qdd, rn.qdd[k]) and np.array_equal(one.tau_constraint, rn.tau_constraint[k])
         assert one.rank == rn.rank[k] and np.array_equal(one.lam, rn.lam[k])
+
+
+def _onto_loops(model, q, v, tol=1e-12):
+    """The reference projection from public functions: Gauss-Newton on the loops' pose errors in
+    the mass metric, q <- q - M^-1 Jc^T (Jc M^-1 Jc^T)^+ N^T e until |N^T e| <= tol (planar: q
+    moves by addition), then v <- ej.project_velocity, each only above tol."""
+    def pos(lt):
+        return np.concatenate([N.T @ e for N, e in zip(lt.basis, lt.position_error)])
+    lt = ej.loop_terms(model, q, v)
+    if lt.position_residual > tol:
+        while np.linalg.norm(pos(lt)) > tol:
+            MJ = np.linalg.solve(lt.M, lt.Jc.T)
+            q = q - MJ @ np.linalg.lstsq(lt.Jc @ MJ, pos(lt), rcond=1e-12)[0]
+            lt = ej.loop_terms(model, q, v)
+    if lt.velocity_residual > tol:
+        v = ej.project_velocity(model, q, v)
+    return q, v
+
+
+def test_simulated_rk4_equals_a_step_by_step_reference(planar):
+    """Each RK4 stage from ej.constrained_dynamics, each step's end state projected by
+    _onto_loops: the compiled time loop's trajectory, state by state."""
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    v0 = ej.project_velocity(planar, q0, np.array([3.0, 0.0, 0.0]))
+    tau = np.array([0.5, -0.2, 0.3])
+    dt, n = 4e-3, 40
+    tr = ej.simulate(planar, q0, v0, n * dt, dt, method="rk4", tau=tau, redundant="lstsq")
+
+    def f(q, v):
+        return ej.constrained_dynamics(planar, q, v, tau, redundant="lstsq").qdd
+    q, v = _onto_loops(planar, q0, v0)
+    moved = 0
+    for k in range(n):
+        a1 = f(q, v)
+        v2 = v + 0.5 * dt * a1
+        a2 = f(q + 0.5 * dt * v, v2)
+        v3 = v + 0.5 * dt * a2
+        a3 = f(q + 0.5 * dt * v2, v3)
+        v4 = v + dt * a3
+        a4 = f(q + dt * v3, v4)
+        qn = q + dt / 6 * (v + 2 * v2 + 2 * v3 + v4)
+        vn = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+        q, v = _onto_loops(planar, qn, vn)
+        moved += not np.array_equal(q, qn)
+        assert np.max(np.abs(tr.q[k + 1] - q)) <= 1e-12 and np.max(np.abs(tr.qd[k + 1] - v)) <= 1e-11, k
+    assert moved > n // 2          # the positions were projected on most steps
