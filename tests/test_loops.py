@@ -457,5 +457,42 @@ def test_simulated_rk4_equals_a_step_by_step_reference(planar):
         vn = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
         q, v = _onto_loops(planar, qn, vn)
         moved += not np.array_equal(q, qn)
-        assert np.max(np.abs(tr.q[k + 1] - q)) <= 1e-12 and np.max(np.abs(tr.qd[k + 1] - v)) <= 1e-11, k
+        assert np.max(np.abs(tr.q[k + 1] - q)) <= 1e-13 and np.max(np.abs(tr.qd[k + 1] - v)) <= 1e-12, k
     assert moved > n // 2          # the positions were projected on most steps
+
+
+def test_a_loop_that_cannot_close_stops_its_trajectory_naming_the_loop(planar):
+    """A rocker pivot beyond the reach of crank + coupler + rocker: no state closes the loop, so
+    the projection of the initial state fails (status CONSTRAINT) and the message names the loop
+    and its residual; the other trajectory of the batch, on a closing four-bar, is not touched."""
+    b = ej.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("crank", joint=J.Revolute(Z), **rod(1.0, A_))
+    b.add_body("coupler", parent="crank", joint=J.Revolute(Z), placement=ej.Transform(translation=(A_, 0, 0)),
+               **rod(2.0, B_))
+    b.add_body("rocker", joint=J.Revolute(Z), placement=ej.Transform(translation=(10.0, 0, 0)), **rod(1.5, C_))
+    b.add_loop("pin", "coupler", "rocker", joint=J.Revolute(Z), placement_a=ej.Transform(translation=(B_, 0, 0)),
+               placement_b=ej.Transform(translation=(C_, 0, 0)))
+    far = b.build()
+    tr, st = ej.simulate(far, np.array([0.3, 1.0, 1.5]), np.zeros(3), 0.05, 0.01, redundant="lstsq", errors="flag")
+    assert st == ej.SimulationStatus.CONSTRAINT and tr.steps == 0
+    assert "cannot be assembled" in tr.message and "'pin'" in tr.message
+    with pytest.raises(ej.SimulationError, match="'pin'"):
+        ej.simulate(far, np.array([0.3, 1.0, 1.5]), np.zeros(3), 0.05, 0.01, redundant="lstsq")
+
+
+def test_a_python_torque_callable_is_held_over_each_step_as_for_a_tree(planar):
+    """tau(t, q, qd) evaluated once per step at its start (ej.simulate's rule for every model):
+    a constant callable gives the constant torque's trajectory bit for bit, and a state feedback
+    one the trajectory of its value held per step (one step at a time, from the previous end)."""
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    tau = np.array([0.4, 0.0, -0.3])
+    a = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=tau, redundant="lstsq")
+    b = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=lambda t, q, qd: tau, redundant="lstsq")
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    law = lambda t, q, qd: -2.0 * qd + np.array([t, 0.0, 0.0])
+    c = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=law, redundant="lstsq")
+    q, v = q0, np.zeros(3)
+    for k in range(3):
+        s = ej.simulate(planar, q, v, 0.01, 0.01, tau=law(k * 0.01, q, v), redundant="lstsq")
+        q, v = s.q[-1], s.qd[-1]
+    assert np.max(np.abs(c.q[-1] - q)) <= 1e-14 and np.max(np.abs(c.qd[-1] - v)) <= 1e-13
