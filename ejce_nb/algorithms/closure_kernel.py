@@ -15,7 +15,13 @@ For one state (q, v, tau, t) of a tree closed by loop joints:
 4. the KKT system M qdd - Jc^T lam = tau - h, Jc qdd = -bc: a0 = M^-1 (tau - h) and M^-1 Jc^T by
    Cholesky of M, then lam from the Cholesky of A = Jc M^-1 Jc^T, qdd = a0 + M^-1 Jc^T lam; with
    ``lstsq`` and a rank-deficient Jc, lam = A^+ (-(Jc a0 + bc)) (minimum norm; A's singular
-   values below RANK_TOL times the largest cut, as ``numpy.linalg.lstsq`` with that rcond).
+   values below RANK_TOL times the largest cut, as ``numpy.linalg.lstsq`` with that rcond);
+5. the corrections of the projections onto the constraints (``sim.closed``), from the same
+   factors: velocity -M^-1 Jc^T A^+ (Jc v + s), position -M^-1 Jc^T A^+ N_c^T e (e the pose
+   errors; A's singular values below VEL_TOL times the largest cut).
+
+``constrained_views`` is the kernel on the views of one state's workspace (what the compiled
+time loop calls at every stage); ``constrained_state`` makes the views from the buffers.
 
 The rank of Jc is that of its singular values (one-sided Jacobi) above RANK_TOL times the
 largest.  A state the kernel does not finish returns a status (bad input, a singular closure
@@ -269,14 +275,16 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     m, r, s = views(mb, w)
     cm, cr, cs = views(cmb, cw)
     constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, LI.shape[0] * 0, q, v, tau, t, lstsq,
-                      ws, qdd, tauc, wrench, qc, sc, dvel)
+                      -1.0, ws, qdd, tauc, wrench, qc, sc, dvel)
 
 
 @jit
-def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb, q, v, tau, t, lstsq, ws, qdd,
-                      tauc, wrench, qc, sc, dvel):
+def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb, q, v, tau, t, lstsq, quick, ws,
+                      qdd, tauc, wrench, qc, sc, dvel):
     """``constrained_state`` on the views of the tree (m, r, s) and of the closure tree (cm, cr,
-    cs), with external wrenches F0[:, fb] (none: F0 of shape (0, 1, 6))."""
+    cs), with external wrenches F0[:, fb] (none: F0 of shape (0, 1, 6)).  Where both residuals
+    are at most ``quick`` it stops after them (sc[3], sc[4]; the rest not computed): a state that
+    needs no projection (-1: never)."""
     n1 = m.body_parent.shape[0]
     nv = v.shape[0]
     nl = LI.shape[0]
@@ -293,10 +301,6 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
     forward(m, r, s, q, v, s.zv, t, two, True, full)
     Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)
-    h = vec(ws, OFF[O_H], nv)
-    rnea_forces(m, r, s, F0, fb, s.zv, h)
-    M = rows(ws, OFF[O_M], nv, nv)
-    crba_after(m, r, s, M)
     st = _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, wv, vo, al, ao, LF, qc, nl)
     if st != 0:
         sc[0] = st
@@ -322,6 +326,12 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
         sc[3] = max(sc[3], ws[OFF[O_ACT] + nl + k])
         qr_lstsq(rows(ws, OFF[O_Q] + 36 * k, 6, 6), rows(ws, OFF[O_R] + 36 * k, 6, 6), cm.jnt_nv[j], e,
                  vec(ws, OFF[O_VC] + vs, max(cm.jnt_nv[j], 1)))
+    if sc[3] <= quick and sc[4] <= quick:
+        return
+    h = vec(ws, OFF[O_H], nv)
+    rnea_forces(m, r, s, F0, fb, s.zv, h)
+    M = rows(ws, OFF[O_M], nv, nv)
+    crba_after(m, r, s, M)
     cbuf = vec(ws, OFF[O_CJT], OFF[O_CJT + 1] - OFF[O_CJT])
     J, sig, bias, Rj, rj = _closure_sweep(cm, cr, cs, qc, vc, zero + 1, cfull, cbuf, cm.body_parent.shape[0], nvc)
     Jc = rows(ws, OFF[O_JC], nc, nv)

@@ -32,13 +32,13 @@ PROJECTION_ITER = 100
 
 # ---------------------------------------------------------------------------- compiled
 @jit
-def closed_accel(con, m, r, s, q, v, tau, t, F, fb, qdd):
-    """qdd of the constrained dynamics at one state (the kernel's outputs in con's workspace);
-    returns (status, joint)."""
+def closed_accel(con, m, r, s, q, v, tau, t, F, fb, qdd, quick):
+    """qdd of the constrained dynamics at one state (the kernel's outputs in con's workspace;
+    ``quick``: as ``constrained_views``); returns (status, joint)."""
     cm, cr, cs = views(con.cmb, con.cw)
     sc = con.sc
     ck.constrained_views(m, r, s, cm, cr, cs, con.full, con.cfull, con.LI, con.LF, con.qn, con.OFF, F, fb, q, v, tau,
-                         t, con.lstsq, con.ws, qdd, con.tauc, con.wrench, con.qc, sc, con.dvel)
+                         t, con.lstsq, quick, con.ws, qdd, con.tauc, con.wrench, con.qc, sc, con.dvel)
     if sc[0] == 0:
         return 0, -1
     if sc[0] == ck.ST_INPUT:
@@ -62,7 +62,8 @@ def closed_project(con, m, r, s, q, v, t):
     joint, whether the state moved).  On failure q is left as it came."""
     nq, nv = q.shape[0], v.shape[0]
     F0 = con.wrench[:0].reshape((0, 1, 6))
-    code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa)
+    # the residuals first: most end states need no projection
+    code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa, con.tol)
     if code != 0:
         return code, joint, False
     moved = False
@@ -83,7 +84,7 @@ def closed_project(con, m, r, s, q, v, t):
                 for k in range(nv):
                     con.dvel[k] = step * dq[k]
                 retract(m, q, con.dvel, qt)
-                code, joint = closed_accel(con, m, r, s, qt, v, con.zt, t, F0, nq * 0, con.qa)
+                code, joint = closed_accel(con, m, r, s, qt, v, con.zt, t, F0, nq * 0, con.qa, -1.0)
                 at_q = False
                 if code == 0 and _position_norm(con) < nrm:
                     better = True
@@ -100,7 +101,7 @@ def closed_project(con, m, r, s, q, v, t):
                 q[k] = q0[k]
             return ST_CONSTRAINT, -1, False
         if not at_q:
-            code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa)
+            code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa, -1.0)
             if code != 0:
                 return code, joint, False
         moved = it > 0

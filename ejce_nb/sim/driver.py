@@ -35,7 +35,9 @@ segments, so the segmentation changes no bit of the result, and a batch equals i
 run one by one, bitwise.  A trajectory stops on a non-finite state, a singular step (``aba``'s
 status: gimbal lock, massless subtree), an energy blow-up (|T + V| beyond ``max_energy``, checked
 at the recorded states), a non-finite control output or (dopri5) a step size that underflows;
-what it had recorded is kept.
+what it had recorded is kept.  A model with loop closures runs the same loop, the constrained
+dynamics at every stage and its state projected onto the loop constraints after every accepted
+step (``closed``); a loop that cannot be closed stops its trajectory (``CONSTRAINT``).
 
 This module is the Python side of ``ej.simulate``: it checks the inputs (``prepare``), builds
 the named records of the loop (``records``), runs the loop in segments over chunks of the batch
@@ -323,9 +325,10 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     computed time, a message saying so, and only the rows it computed.  A model with couplers
     (mimic joints among them) integrates its own coordinates, its dynamics those of
     ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``).  A model with
-    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) and projects
-    the state onto the loop constraints after every step (``ejce_nb.sim.closed``); its
-    trajectory adds ``position_residual`` and ``velocity_residual``."""
+    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) in the same
+    compiled loop and projects the state onto the loop constraints after every step
+    (``ejce_nb.sim.closed``); its trajectory adds ``position_residual`` and
+    ``velocity_residual``; no ``t_eval`` or ``f_ext`` there."""
     inputs.check_errors_arg(errors)
     if getattr(model, "has_loops", False):
         check_run(model, t_eval, f_ext, redundant)

@@ -33,7 +33,8 @@ def message(run, b, code, joint, step, t0, t, h, e, fq, fv=None):
                 "simulation is blowing up (a step too large, a stiff spring, an unstable control law); pass "
                 "max_energy= to change the threshold")
     if code == ST_CONSTRAINT:
-        return f"{where}: at t = {t:.9g}: {constraint_message(model, fq, fv, t, run.redundant)}"
+        at = "" if t == t0 else f" at t = {t:.9g}"
+        return f"{where}{at}: {constraint_message(model, fq, fv, t, run.redundant)}"
     if code == ST_INTERRUPTED:
         return (f"{where}: interrupted (Ctrl-C / SIGINT) before t_final = {run.t_final:g}; the states computed "
                 "until then are kept")

@@ -121,7 +121,7 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
         return plain
     if _closed(cp):
         def constrained(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-            return closed_accel(cp, m, r, s, q, v, tau, t, F, fb, qdd)
+            return closed_accel(cp, m, r, s, q, v, tau, t, F, fb, qdd, -1.0)
         return constrained
 
     def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
