@@ -478,6 +478,12 @@ def test_a_loop_that_cannot_close_stops_its_trajectory_naming_the_loop(planar):
     assert "cannot be assembled" in tr.message and "'pin'" in tr.message
     with pytest.raises(ej.SimulationError, match="'pin'"):
         ej.simulate(far, np.array([0.3, 1.0, 1.5]), np.zeros(3), 0.05, 0.01, redundant="lstsq")
+    # the planar loop's Jc has rank 2 of 5 rows: redundant="raise" stops at the first stage, naming
+    # the loop's directions
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    with pytest.raises(ej.SimulationError, match="rank 2 of 5 rows.*loop 'pin': rotation about") as err:
+        ej.simulate(planar, q0, np.zeros(3), 0.02, 0.01)
+    assert err.value.status == ej.SimulationStatus.CONSTRAINT and err.value.time == 0.0
 
 
 def test_a_python_torque_callable_is_held_over_each_step_as_for_a_tree(planar):
