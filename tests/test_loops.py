@@ -413,3 +413,92 @@ def test_batch_is_independent_of_the_thread_count(planar):
         one = ej.constrained_dynamics(planar, Q[k], V[k], T[k], redundant="lstsq")
         assert np.array_equal(one.qdd, rn.qdd[k]) and np.array_equal(one.tau_constraint, rn.tau_constraint[k])
         assert one.rank == rn.rank[k] and np.array_equal(one.lam, rn.lam[k])
+
+
+def _onto_loops(model, q, v, tol=1e-12):
+    """The reference projection from public functions: Gauss-Newton on the loops' pose errors in
+    the mass metric, q <- q - M^-1 Jc^T (Jc M^-1 Jc^T)^+ N^T e until |N^T e| <= tol (planar: q
+    moves by addition), then v <- ej.project_velocity, each only above tol."""
+    def pos(lt):
+        return np.concatenate([N.T @ e for N, e in zip(lt.basis, lt.position_error)])
+    lt = ej.loop_terms(model, q, v)
+    if lt.position_residual > tol:
+        while np.linalg.norm(pos(lt)) > tol:
+            MJ = np.linalg.solve(lt.M, lt.Jc.T)
+            q = q - MJ @ np.linalg.lstsq(lt.Jc @ MJ, pos(lt), rcond=1e-12)[0]
+            lt = ej.loop_terms(model, q, v)
+    if lt.velocity_residual > tol:
+        v = ej.project_velocity(model, q, v)
+    return q, v
+
+
+def test_simulated_rk4_equals_a_step_by_step_reference(planar):
+    """Each RK4 stage from ej.constrained_dynamics, each step's end state projected by
+    _onto_loops: the compiled time loop's trajectory, state by state."""
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    v0 = ej.project_velocity(planar, q0, np.array([3.0, 0.0, 0.0]))
+    tau = np.array([0.5, -0.2, 0.3])
+    dt, n = 4e-3, 40
+    tr = ej.simulate(planar, q0, v0, n * dt, dt, method="rk4", tau=tau, redundant="lstsq")
+
+    def f(q, v):
+        return ej.constrained_dynamics(planar, q, v, tau, redundant="lstsq").qdd
+    q, v = _onto_loops(planar, q0, v0)
+    moved = 0
+    for k in range(n):
+        a1 = f(q, v)
+        v2 = v + 0.5 * dt * a1
+        a2 = f(q + 0.5 * dt * v, v2)
+        v3 = v + 0.5 * dt * a2
+        a3 = f(q + 0.5 * dt * v2, v3)
+        v4 = v + dt * a3
+        a4 = f(q + dt * v3, v4)
+        qn = q + dt / 6 * (v + 2 * v2 + 2 * v3 + v4)
+        vn = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+        q, v = _onto_loops(planar, qn, vn)
+        moved += not np.array_equal(q, qn)
+        assert np.max(np.abs(tr.q[k + 1] - q)) <= 1e-13 and np.max(np.abs(tr.qd[k + 1] - v)) <= 1e-12, k
+    assert moved > n // 2          # the positions were projected on most steps
+
+
+def test_a_loop_that_cannot_close_stops_its_trajectory_naming_the_loop(planar):
+    """A rocker pivot beyond the reach of crank + coupler + rocker: no state closes the loop, so
+    the projection of the initial state fails (status CONSTRAINT) and the message names the loop
+    and its residual; the other trajectory of the batch, on a closing four-bar, is not touched."""
+    b = ej.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("crank", joint=J.Revolute(Z), **rod(1.0, A_))
+    b.add_body("coupler", parent="crank", joint=J.Revolute(Z), placement=ej.Transform(translation=(A_, 0, 0)),
+               **rod(2.0, B_))
+    b.add_body("rocker", joint=J.Revolute(Z), placement=ej.Transform(translation=(10.0, 0, 0)), **rod(1.5, C_))
+    b.add_loop("pin", "coupler", "rocker", joint=J.Revolute(Z), placement_a=ej.Transform(translation=(B_, 0, 0)),
+               placement_b=ej.Transform(translation=(C_, 0, 0)))
+    far = b.build()
+    tr, st = ej.simulate(far, np.array([0.3, 1.0, 1.5]), np.zeros(3), 0.05, 0.01, redundant="lstsq", errors="flag")
+    assert st == ej.SimulationStatus.CONSTRAINT and tr.steps == 0
+    assert "cannot be assembled" in tr.message and "'pin'" in tr.message
+    with pytest.raises(ej.SimulationError, match="'pin'"):
+        ej.simulate(far, np.array([0.3, 1.0, 1.5]), np.zeros(3), 0.05, 0.01, redundant="lstsq")
+    # the planar loop's Jc has rank 2 of 5 rows: redundant="raise" stops at the first stage, naming
+    # the loop's directions
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    with pytest.raises(ej.SimulationError, match="rank 2 of 5 rows.*loop 'pin': rotation about") as err:
+        ej.simulate(planar, q0, np.zeros(3), 0.02, 0.01)
+    assert err.value.status == ej.SimulationStatus.CONSTRAINT and err.value.time == 0.0
+
+
+def test_a_python_torque_callable_is_held_over_each_step_as_for_a_tree(planar):
+    """tau(t, q, qd) evaluated once per step at its start (ej.simulate's rule for every model):
+    a constant callable gives the constant torque's trajectory bit for bit, and a state feedback
+    one the trajectory of its value held per step (one step at a time, from the previous end)."""
+    q0 = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
+    tau = np.array([0.4, 0.0, -0.3])
+    a = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=tau, redundant="lstsq")
+    b = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=lambda t, q, qd: tau, redundant="lstsq")
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    law = lambda t, q, qd: -2.0 * qd + np.array([t, 0.0, 0.0])
+    c = ej.simulate(planar, q0, np.zeros(3), 0.03, 0.01, tau=law, redundant="lstsq")
+    q, v = q0, np.zeros(3)
+    for k in range(3):
+        s = ej.simulate(planar, q, v, 0.01, 0.01, tau=law(k * 0.01, q, v), redundant="lstsq")
+        q, v = s.q[-1], s.qd[-1]
+    assert np.max(np.abs(c.q[-1] - q)) <= 1e-14 and np.max(np.abs(c.qd[-1] - v)) <= 1e-13

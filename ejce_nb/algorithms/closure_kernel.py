@@ -15,7 +15,13 @@ For one state (q, v, tau, t) of a tree closed by loop joints:
 4. the KKT system M qdd - Jc^T lam = tau - h, Jc qdd = -bc: a0 = M^-1 (tau - h) and M^-1 Jc^T by
    Cholesky of M, then lam from the Cholesky of A = Jc M^-1 Jc^T, qdd = a0 + M^-1 Jc^T lam; with
    ``lstsq`` and a rank-deficient Jc, lam = A^+ (-(Jc a0 + bc)) (minimum norm; A's singular
-   values below RANK_TOL times the largest cut, as ``numpy.linalg.lstsq`` with that rcond).
+   values below RANK_TOL times the largest cut, as ``numpy.linalg.lstsq`` with that rcond);
+5. the corrections of the projections onto the constraints (``sim.closed``), from the same
+   factors: velocity -M^-1 Jc^T A^+ (Jc v + s), position -M^-1 Jc^T A^+ N_c^T e (e the pose
+   errors; A's singular values below VEL_TOL times the largest cut).
+
+``constrained_views`` is the kernel on the views of one state's workspace (what the compiled
+time loop calls at every stage); ``constrained_state`` makes the views from the buffers.
 
 The rank of Jc is that of its singular values (one-sided Jacobi) above RANK_TOL times the
 largest.  A state the kernel does not finish returns a status (bad input, a singular closure
@@ -43,13 +49,13 @@ GN_TOL = 1e-14
 GN_ITER = 30
 # the workspace of one state: the offsets of its parts (``offsets``)
 (O_FK, O_CJT, O_JA, O_JB, O_M, O_H, O_X, O_JC, O_BC, O_A, O_Y, O_RHS, O_LAM, O_Q, O_R, O_E, O_U, O_STEP,
- O_VC, O_TG, O_ACT, O_END) = range(22)
+ O_VC, O_TG, O_ACT, O_PE, O_DP, O_END) = range(24)
 
 
 def offsets(n1, nv, nl, nc, n1c, nvc):
     """(offsets, size) of one state's workspace: the start of each part, its end (O_END) and nc."""
     sizes = [24 * n1, 6 * nvc + 30 * n1c, 6 * nv, 6 * nv, nv * nv, nv, (1 + nc) * nv, nc * nv, nc, nc * nc,
-             nc * max(nv, nc), 2 * nc, 2 * nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl]
+             nc * max(nv, nc), 3 * nc, 3 * nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl, nc, nv]
     off = np.zeros(len(sizes) + 2, dtype=np.int64)
     off[1:-1] = np.cumsum(sizes)
     off[-1] = nc
@@ -181,6 +187,7 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
                 qr6(J[:, vs:vs], 0, Q, Rq, u)
                 act[k] = 0.0
                 act[nl + k] = qr_lstsq(Q, Rq, 0, e, step)
+                _position_error(ws, OFF, LI, k, Q, n, e)
                 continue
             if qr6(J[:, vs:vs + n], n, Q, Rq, u) < 1e-12:
                 return ST_CLOSURE
@@ -196,6 +203,7 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
                 # converged: the pose error left in the constrained directions, |N_c^T e|
                 act[k] = 0.0
                 act[nl + k] = res
+                _position_error(ws, OFF, LI, k, Q, n, e)
                 continue
             act[nl + k] = res
             _retract_closure(qc, qs, nq, LI[k, 5], step)
@@ -203,6 +211,19 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
         if not more:
             return 0
     return ST_GN
+
+
+@jit
+def _position_error(ws, OFF, LI, k, Q, n, e):
+    """Loop k's rows of the position error N_c^T e (ws[O_PE]), Q[:, n:] = N_c."""
+    r0 = 0
+    for x in range(k):
+        r0 += LI[x, 4]
+    for i in range(n, 6):
+        sm = 0.0
+        for x in range(6):
+            sm += Q[x, i] * e[x]
+        ws[OFF[O_PE] + r0 + i - n] = sm
 
 
 @jit
@@ -249,9 +270,21 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     max |Jc qdd + bc|, position residual max_l |N_l^T e_l|, velocity residual
     max |N_c^T (t_rel - sigma_c)|) and dvel, the velocity projection's correction
     -M^-1 Jc^T A^+ (N_c^T (t_rel - sigma_c)) (A's singular values below VEL_TOL times the largest
-    cut, as ``ej.project_velocity``)."""
+    cut, as ``ej.project_velocity``); the workspace keeps the position error N_c^T e (``O_PE``)
+    and its correction -M^-1 Jc^T A^+ N_c^T e (``O_DP``, the same cut)."""
     m, r, s = views(mb, w)
     cm, cr, cs = views(cmb, cw)
+    constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, LI.shape[0] * 0, q, v, tau, t, lstsq,
+                      -1.0, ws, qdd, tauc, wrench, qc, sc, dvel)
+
+
+@jit
+def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb, q, v, tau, t, lstsq, quick, ws,
+                      qdd, tauc, wrench, qc, sc, dvel):
+    """``constrained_state`` on the views of the tree (m, r, s) and of the closure tree (cm, cr,
+    cs), with external wrenches F0[:, fb] (none: F0 of shape (0, 1, 6)).  Where both residuals
+    are at most ``quick`` it stops after them (sc[3], sc[4]; the rest not computed): a state that
+    needs no projection (-1: never)."""
     n1 = m.body_parent.shape[0]
     nv = v.shape[0]
     nl = LI.shape[0]
@@ -268,10 +301,6 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     forward(m, r, s, q, v, s.zv, t, two, True, full)
     Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)
-    h = vec(ws, OFF[O_H], nv)
-    rnea_forces(m, r, s, F0, zero, s.zv, h)
-    M = rows(ws, OFF[O_M], nv, nv)
-    crba_after(m, r, s, M)
     st = _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, wv, vo, al, ao, LF, qc, nl)
     if st != 0:
         sc[0] = st
@@ -297,6 +326,12 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
         sc[3] = max(sc[3], ws[OFF[O_ACT] + nl + k])
         qr_lstsq(rows(ws, OFF[O_Q] + 36 * k, 6, 6), rows(ws, OFF[O_R] + 36 * k, 6, 6), cm.jnt_nv[j], e,
                  vec(ws, OFF[O_VC] + vs, max(cm.jnt_nv[j], 1)))
+    if sc[3] <= quick and sc[4] <= quick:
+        return
+    h = vec(ws, OFF[O_H], nv)
+    rnea_forces(m, r, s, F0, fb, s.zv, h)
+    M = rows(ws, OFF[O_M], nv, nv)
+    crba_after(m, r, s, M)
     cbuf = vec(ws, OFF[O_CJT], OFF[O_CJT + 1] - OFF[O_CJT])
     J, sig, bias, Rj, rj = _closure_sweep(cm, cr, cs, qc, vc, zero + 1, cfull, cbuf, cm.body_parent.shape[0], nvc)
     Jc = rows(ws, OFF[O_JC], nc, nv)
@@ -331,9 +366,11 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     for i in range(1 + nc):
         chol_subst(M, X[i], X[i])
     A = rows(ws, OFF[O_A], nc, nc)
-    RHS = rows(ws, OFF[O_RHS], 2, nc)
-    LAM = rows(ws, OFF[O_LAM], 2, nc)
-    rhs, ve, lam, mu = RHS[0], RHS[1], LAM[0], LAM[1]
+    RHS = rows(ws, OFF[O_RHS], 3, nc)
+    LAM = rows(ws, OFF[O_LAM], 3, nc)
+    rhs, ve, pe, lam, mu, nu = RHS[0], RHS[1], RHS[2], LAM[0], LAM[1], LAM[2]
+    for i in range(nc):
+        pe[i] = ws[OFF[O_PE] + i]
     for i in range(nc):
         sm = 0.0
         for c in range(nv):
@@ -350,6 +387,7 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
             return
         chol_subst(A, rhs, lam)
         chol_subst(A, ve, mu)
+        chol_subst(A, pe, nu)
     else:
         # minimum-norm lam = A^+ rhs, mu = A^+ ve: rows of A rotated orthogonal, rhs and ve with them
         jacobi_rows(A, nc, nc, RHS)
@@ -359,13 +397,16 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
         for k in range(nc):
             lam[k] = 0.0
             mu[k] = 0.0
+            nu[k] = 0.0
         for i in range(nc):
             si = row_norm(A, i, nc)
             f = rhs[i] / (si * si) if si > RANK_TOL * amax else 0.0
             g = ve[i] / (si * si) if si > VEL_TOL * amax else 0.0
+            gp = pe[i] / (si * si) if si > VEL_TOL * amax else 0.0
             for k in range(nc):
                 lam[k] += f * A[i, k]
                 mu[k] += g * A[i, k]
+                nu[k] += gp * A[i, k]
     for c in range(nv):
         a = X[0, c]
         tc = 0.0
@@ -375,9 +416,12 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
         qdd[c] = a
         tauc[c] = tc
         dv = 0.0
+        dp = 0.0
         for i in range(nc):
             dv -= mu[i] * X[1 + i, c]
+            dp -= nu[i] * X[1 + i, c]
         dvel[c] = dv
+        ws[OFF[O_DP] + c] = dp
     r0 = 0
     for k in range(nl):
         n = cm.jnt_nv[LI[k, 2]]

@@ -35,7 +35,9 @@ segments, so the segmentation changes no bit of the result, and a batch equals i
 run one by one, bitwise.  A trajectory stops on a non-finite state, a singular step (``aba``'s
 status: gimbal lock, massless subtree), an energy blow-up (|T + V| beyond ``max_energy``, checked
 at the recorded states), a non-finite control output or (dopri5) a step size that underflows;
-what it had recorded is kept.
+what it had recorded is kept.  A model with loop closures runs the same loop, the constrained
+dynamics at every stage and its state projected onto the loop constraints after every accepted
+step (``closed``); a loop that cannot be closed stops its trajectory (``CONSTRAINT``).
 
 This module is the Python side of ``ej.simulate``: it checks the inputs (``prepare``), builds
 the named records of the loop (``records``), runs the loop in segments over chunks of the batch
@@ -53,7 +55,7 @@ from .records import SimParams, coupled_chunks, new_carry, new_recording, runnin
 from .results import assemble, interrupted, raise_or_flag
 from .status import ST_INTERRUPTED, ST_TORQUE
 from .tableaux import DP_E, DP_P, M_DOPRI, TABLEAUX
-from .closed import simulate_loops
+from .closed import check_run, closed_chunks
 
 SEGMENT_S = 0.25        # target length of one compiled segment (a progress update)
 
@@ -129,8 +131,11 @@ class _Loop:
             self.cps = coupled_chunks(model, (km.nq, km.nv), nchunk)
         else:
             self.mbc, self.SC, self.cps = self.mb, self.S, [None] * nchunk
-        # where the loop would meet constraints beyond the couplers: ``stage.project`` (None: none)
-        self.con = None
+        # loop closures: the constrained dynamics at every stage and ``stage.project`` after every
+        # step, on one ``Closed`` record per chunk (None: no constraints)
+        self.cons = [None] * nchunk
+        if model.has_loops:
+            self.cps = self.cons = closed_chunks(model, nchunk, run.redundant)
         self.bounds = [(c * n // nchunk, (c + 1) * n // nchunk) for c in range(nchunk)]
         self.pool = None
         if nchunk > 1:
@@ -140,7 +145,7 @@ class _Loop:
 
     def _chunk(self, c, budget):
         lo, hi = self.bounds[c]
-        run_chunk(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.con, self.par,
+        run_chunk(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.cons[c], self.par,
                   self.run.dof, self.cr, self.rec, lo, hi, budget)
 
     def segment(self, budget):
@@ -320,18 +325,16 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     computed time, a message saying so, and only the rows it computed.  A model with couplers
     (mimic joints among them) integrates its own coordinates, its dynamics those of
     ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``).  A model with
-    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) and projects
-    the state onto the loop constraints after every step (``ejce_nb.sim.closed``); its
-    trajectory adds ``position_residual`` and ``velocity_residual``."""
+    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) in the same
+    compiled loop and projects the state onto the loop constraints after every step
+    (``ejce_nb.sim.closed``); its trajectory adds ``position_residual`` and
+    ``velocity_residual``; no ``t_eval`` or ``f_ext`` there."""
     inputs.check_errors_arg(errors)
     if getattr(model, "has_loops", False):
-        # loop closures: constrained dynamics, the state projected onto the constraints each step
-        return simulate_loops(model, q0, qd0, t_final, dt, method, tau, record_every, rtol=rtol, atol=atol,
-                              max_step=max_step, redundant=redundant, damping=damping, stiffness=stiffness,
-                              spring_ref=spring_ref, unsupported=dict(t_eval=t_eval, f_ext=f_ext, progress=progress,
-                                                                      segment_steps=segment_steps))
+        check_run(model, t_eval, f_ext, redundant)
     run = prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
                    stiffness, spring_ref, f_ext, max_energy, limits)
+    run.redundant = redundant
     if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):
         raise ValueError(f"segment_steps must be a positive integer, got {segment_steps!r}")
     traj = _run_compiled(run, progress, segment_steps)

@@ -70,12 +70,17 @@ def _record(m, r, s, cp, dof, cr, rec, b, k, q, v, t, n, h):
 
 
 @jit
-def _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, t, h):
-    """q, v <- the carried state of trajectory b; on its first segment also its energy threshold
-    (unless one was given) and its records at the start time t.  Returns the next record."""
+def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
+    """q, v <- the carried state of trajectory b; on its first segment also the state projected
+    onto the constraints (``stage.project``), its energy threshold (unless one was given) and its
+    records at the start time t.  Returns the next record."""
     _copy(cr.q[b], cr.v[b], q, v)
     nxt = cr.next[b]
     if not cr.started[b]:
+        code, joint, moved = project(con, m, r, s, q, v, t)
+        if code != 0:
+            _fail_at(cr, b, code, joint, cr.step[b], t, h, q, v)
+            return nxt
         if par.emax > 0.0:
             cr.emax[b] = par.emax
         else:
@@ -91,14 +96,14 @@ def _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, t, h):
 @jit
 def _end_state(m, r, s, con, dof, q, v, t):
     """A step's end state (q, v) at t: projected onto the constraints (``stage.project``), then
-    checked; returns (status, joint)."""
-    code, joint = project(con, m, r, s, q, v, t)
+    checked; returns (status, joint, whether the projection moved it)."""
+    code, joint, moved = project(con, m, r, s, q, v, t)
     if code != 0:
-        return code, joint
+        return code, joint, moved
     joint = nonfinite_joint(q, v, dof)
     if joint != -2:
-        return ST_NONFINITE, joint
-    return 0, -1
+        return ST_NONFINITE, joint, moved
+    return 0, -1, moved
 
 
 @jit(inline="always")
@@ -194,7 +199,7 @@ def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
     ns = par.stages
     n = cr.step[b]
     q, v, qn, vn, KQ, KV, dq = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV, sc.dq
-    nxt = _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, n * dt, dt)
+    nxt = _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, n * dt, dt)
     tb, prow, fb = _inputs_of(par, b)
     nv = v.shape[0]
     nrec = par.rstep.shape[0]
@@ -219,7 +224,7 @@ def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
                 break
             b7 = par.b
             _step_end(mc, q, v, dt, (b7[0], b7[1], b7[2], b7[3], b7[4], b7[5], b7[6]), KQ, KV, dq, qn, vn)
-        code, joint = _end_state(m, r, s, con, dof, qn, vn, (n + 1) * dt)
+        code, joint, moved = _end_state(m, r, s, con, dof, qn, vn, (n + 1) * dt)
         if code != 0:
             _fail_at(cr, b, code, joint, n, t, dt, qn, vn)
             break
@@ -272,7 +277,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
     """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
     t, h, errold, n = cr.t[b], cr.h[b], cr.errold[b], cr.step[b]
     q, v, qn, vn, KQ, KV = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV
-    nxt = _begin(m, r, s, cp, par, dof, cr, rec, b, q, v, t, h)
+    nxt = _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h)
     tb, prow, fb = _inputs_of(par, b)
     nv = v.shape[0]
     tend = par.tend
@@ -313,7 +318,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
         err = error_norm(q, v, qn, vn, hh, par.e, KQ, KV, dof.dof_coord, par.rtol, par.atol)
         if err <= 1.0:
             tn = target if landing else t + hh
-            code, joint = _end_state(m, r, s, con, dof, qn, vn, tn)
+            code, joint, moved = _end_state(m, r, s, con, dof, qn, vn, tn)
             if code != 0:
                 _fail_at(cr, b, code, joint, n, t, hh, qn, vn)
                 break
@@ -324,6 +329,11 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
                 else:
                     # the continuous extension, into the trajectory's failed-state rows (free until then)
                     dense(mc, q, v, hh, (tr - t) / hh, par.p, KQ, KV, sc.dq, cr.fq[b], cr.fv[b])
+                    # recorded states lie on the constraints too
+                    code, joint, moved = project(con, m, r, s, cr.fq[b], cr.fv[b], tr)
+                    if code != 0:
+                        _fail_at(cr, b, code, joint, n + 1, tr, hh, cr.fq[b], cr.fv[b])
+                        break
                     _record(m, r, s, cp, dof, cr, rec, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
                 nxt += 1
             fac = SAFETY * err ** (-ALPHA) * errold ** BETA
@@ -338,7 +348,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
                 KV[0, k] = KV[6, k]
             # the last stage ran at t + hh; landing on a target may round that differently, and
             # a torque given per recorded time changes there: then K1 is not the last stage's
-            if landing and (par.taumode == TAU_INTERVAL or t + hh != tn):
+            if moved or landing and (par.taumode == TAU_INTERVAL or t + hh != tn):
                 cr.have_k1[b] = False
             t = tn
             n += 1

@@ -9,7 +9,9 @@ passes them as flat arguments, caches kernels that take them, and reads their fi
   counters, step size, status and where it stopped), one row per trajectory;
 * ``Recording``: the recorded states and energies, (T, B, ...);
 * ``Coupled``: a model with couplers, the couplers' tables and one chunk's workspace for the
-  reduced dynamics on the expansion (``stage.coupled_accel``).
+  reduced dynamics on the expansion (``stage.coupled_accel``);
+* ``Closed``: a model with loop closures, the closure kernel's tables and one chunk's workspace
+  for the constrained dynamics and the projection onto the loop constraints (``closed``).
 """
 from collections import namedtuple
 
@@ -101,3 +103,14 @@ def coupled_chunks(model, full, nchunk):
                 np.zeros(nv), np.zeros(nv))
         out.append(Coupled(*tabs, *work))
     return out
+
+
+Closed = namedtuple("Closed", [
+    "cmb", "cw",              # the closure tree's model buffer and one-state workspace
+    "full", "cfull",          # the joint paths compiled (``driver.paths``) of the tree and the closure tree
+    "LI", "LF", "qn", "OFF",  # the kernel's tables (``constrained.prepare``)
+    "lstsq", "tol", "max_iter",   # redundant="lstsq"; the projection's tolerance and iterations
+    "ws",                     # one state's workspace of the kernel
+    "tauc", "wrench", "qc", "sc", "dvel",   # its other outputs
+    "zt", "qa",               # zero joint forces (nv), the projection's accelerations (unused)
+    "q0", "qt", "dq"])        # the projection's scratch (nq, nq, nv)

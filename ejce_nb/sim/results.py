@@ -3,16 +3,17 @@
 import numpy as np
 
 from ..model import inputs
+from .closed import PROJECTION_TOL, add_residuals, constraint_message
 from .prepare import spring_energy
-from .status import (ENERGY_FACTOR, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
+from .status import (ENERGY_FACTOR, ST_CONSTRAINT, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
                      SimulationError, SimulationStatus)
 from .trajectory import Trajectory, coordinate_names, velocity_names
 from ..algorithms.api import kinetic_energy, potential_energy
 
 
-def message(run, b, code, joint, step, t0, t, h, e, fq):
+def message(run, b, code, joint, step, t0, t, h, e, fq, fv=None):
     """Why trajectory b stopped: ``t0`` the time of its last good state (after ``step`` steps),
-    ``t`` that of the event (a failing stage, a recorded state), ``fq`` the configuration there."""
+    ``t`` that of the event (a failing stage, a recorded state), ``fq``, ``fv`` the state there."""
     model = run.model
     jname = model.joint_names[joint] if joint >= 0 else None
     where = f"simulation stopped at t = {t0:.9g} (step {step}" + ("" if run.B is None else f", trajectory {b}") + ")"
@@ -31,6 +32,9 @@ def message(run, b, code, joint, step, t0, t, h, e, fq):
         return (f"{where}: the total energy T + V = {e:.6g} exceeds max_energy = {run.emax_used[b]:.6g}{given}: the "
                 "simulation is blowing up (a step too large, a stiff spring, an unstable control law); pass "
                 "max_energy= to change the threshold")
+    if code == ST_CONSTRAINT:
+        at = "" if t == t0 else f" at t = {t:.9g}"
+        return f"{where}{at}: {constraint_message(model, fq, fv, t, run.redundant)}"
     if code == ST_INTERRUPTED:
         return (f"{where}: interrupted (Ctrl-C / SIGINT) before t_final = {run.t_final:g}; the states computed "
                 "until then are kept")
@@ -55,7 +59,7 @@ def assemble(run, rec, cr, wall):
             msgs.append("")
             continue
         msgs.append(message(run, b, code, int(cr.joint[b]), int(steps[b]), float(stop[b]), cr.tfail[b],
-                             cr.hfail[b], cr.efail[b], cr.fq[b]))
+                             cr.hfail[b], cr.efail[b], cr.fq[b], cr.fv[b]))
     info = dict(method=run.method, dt=run.dt, t_final=run.t_final, record_every=run.record_every,
                 rtol=run.rtol if dopri else None, atol=run.atol if dopri else None,
                 coordinate_names=coordinate_names(model), velocity_names=velocity_names(model),
@@ -77,7 +81,15 @@ def assemble(run, rec, cr, wall):
     traj = Trajectory(run.TREC.copy(), sq(rec.q), sq(rec.v), sq(rec.kinetic), sq(rec.potential), status, steps,
                       stop, msgs, info)
     traj._last = last
-    return traj
+    return _with_loops(traj, run)
+
+
+def _with_loops(traj, run):
+    """A loop model's trajectory gets its constraint residuals (``closed.add_residuals``)."""
+    if not run.model.has_loops:
+        return traj
+    traj.info.update(loops=[L.name for L in run.model.loops], projection_tol=PROJECTION_TOL)
+    return add_residuals(traj, run.model)
 
 
 def truncated(traj, run):
@@ -94,7 +106,8 @@ def truncated(traj, run):
         qd = np.vstack([qd, CV[0]])
         T = np.append(T, kinetic_energy(km, CQ[0], CV[0], ts))
         Vp = np.append(Vp, potential_energy(km, CQ[0], ts) + spring_energy(run, CQ[0]))
-    return Trajectory(t, q, qd, T, Vp, traj.status, traj.steps, traj.stop_time, traj.message, traj.info)
+    return _with_loops(Trajectory(t, q, qd, T, Vp, traj.status, traj.steps, traj.stop_time, traj.message, traj.info),
+                       run)
 
 
 def raise_or_flag(traj, run, errors):
@@ -128,8 +141,8 @@ def interrupted(traj, run):
         out = truncated(traj, run)
     else:
         k = int(np.max(traj._last[3]))
-        out = Trajectory(traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k], traj.status,
-                         traj.steps, traj.stop_time, traj.message, traj.info)
+        out = _with_loops(Trajectory(traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k],
+                                     traj.status, traj.steps, traj.stop_time, traj.message, traj.info), run)
     del traj._last
     out.info["interrupted"] = True
     return out

@@ -11,9 +11,14 @@ for a model without couplers by ``aba_state``; for a model with couplers on its 
 couplers, else its ``records.Coupled`` record: the two kinds of model compile separate versions of
 the loop, and a model without couplers compiles none of the coupled code.
 
+A model with loop closures passes its ``records.Closed`` record as ``cp``: each stage is then
+the constrained dynamics, Jc qdd + bc = 0 exactly (``closed.closed_accel``), the energies those of
+the tree.
+
 ``project`` is where a step's end state meets constraints that are not coordinates (closed loops):
-it is called on every accepted step, before the state is checked and recorded; ``con`` None (no
-such constraints) compiles to nothing.
+it is called on every accepted step, before the state is checked and recorded, and on the
+initial state; ``con`` None (no such constraints) compiles to nothing, a ``Closed`` record
+projects onto the loop constraints (``closed.closed_project``).
 """
 import numpy as np
 from numba import types
@@ -26,7 +31,9 @@ from ..algorithms.energy import energy_state
 from ..algorithms.rnea import rnea_state
 from ..model import inputs
 from ..model.couplers import expand_state
+from .closed import closed_accel, closed_project
 from .control import call_law
+from .records import Closed
 from .status import ST_TORQUE
 
 
@@ -97,9 +104,13 @@ def energy(cp, m, r, s, q, v, t):
 def project(con, m, r, s, q, v, t):
     """Bring the end state (q, v) of a step at time t onto the constraints ``con`` in place
     (positions, then velocities; m, r, s: the model, record and scratch of the dynamics);
-    returns (status, joint).  None: no constraints, nothing to do.  A projection that moves the
-    state must also clear the trajectory's ``have_k1`` (dopri5's first stage is then stale)."""
+    returns (status, joint, whether the state moved: dopri5's first stage is then stale).
+    None: no constraints, nothing to do."""
     raise NotImplementedError("compiled code only")
+
+
+def _closed(cp):
+    return getattr(cp, "instance_class", None) is Closed
 
 
 @overload(dynamics)
@@ -108,6 +119,10 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
         def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
             return aba_state(m, r, s, q, v, tau, t, F, fb, True, qdd)
         return plain
+    if _closed(cp):
+        def constrained(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+            return closed_accel(cp, m, r, s, q, v, tau, t, F, fb, qdd, -1.0)
+        return constrained
 
     def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
         return coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd)
@@ -116,7 +131,7 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
 
 @overload(energy)
 def _energy_impl(cp, m, r, s, q, v, t):
-    if isinstance(cp, types.NoneType):
+    if isinstance(cp, types.NoneType) or _closed(cp):
         def plain(cp, m, r, s, q, v, t):
             energy_state(m, r, s, q, v, t, level1(m), True, s.e5)
         return plain
@@ -132,8 +147,12 @@ def _energy_impl(cp, m, r, s, q, v, t):
 def _project_impl(con, m, r, s, q, v, t):
     if isinstance(con, types.NoneType):
         def nothing(con, m, r, s, q, v, t):
-            return 0, -1
+            return 0, -1, False
         return nothing
+    if _closed(con):
+        def closed(con, m, r, s, q, v, t):
+            return closed_project(con, m, r, s, q, v, t)
+        return closed
     return None
 
 

@@ -15,6 +15,7 @@ class SimulationStatus(enum.IntEnum):
     ENERGY_BLOWUP = 12                  # |T + V| exceeded max_energy at a recorded state
     STEP_SIZE_UNDERFLOW = 13            # dopri5: the step size fell below rounding of t
     INTERRUPTED = 14                    # the run was interrupted (Ctrl-C, SIGINT) before t_final
+    CONSTRAINT = 15                     # (loop models) a loop closure could not be assembled or solved
 
 
 # the same codes as plain integers, for compiled code
@@ -23,6 +24,7 @@ ST_TORQUE = int(SimulationStatus.NONFINITE_TORQUE)
 ST_ENERGY = int(SimulationStatus.ENERGY_BLOWUP)
 ST_UNDERFLOW = int(SimulationStatus.STEP_SIZE_UNDERFLOW)
 ST_INTERRUPTED = int(SimulationStatus.INTERRUPTED)
+ST_CONSTRAINT = int(SimulationStatus.CONSTRAINT)
 
 # default energy threshold: this many times the initial max(|T|, |V|, 1 J)
 ENERGY_FACTOR = 1e6
