@@ -7,7 +7,7 @@ import numpy as np
 
 from . import driver, engine
 from .crba import _chol_solve, _chol_solve_batch
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, ONE, RNEA, finish, paths, run
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, finish, paths, run
 from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
@@ -15,34 +15,38 @@ _ND = np.ndarray
 _NO_FORCE = driver._NO_FORCE
 _EMPTY = driver._EMPTY
 _RAISE, _FLAG = "raise", "flag"
+_FULL = (None, True)
 
 
 def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
-    """The fast path of a one-state call: the entry ``ONE[slot]`` on the caller's arrays untouched
+    """The fast path of a one-state call: the entry ``LIVE[slot]`` on the caller's arrays untouched
     (``x``: qdd for rnea and forward kinematics, tau for aba), with a pooled workspace (or the
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports)."""
     if errors is not _RAISE and errors is not _FLAG:
         engine.check_errors(errors)
+    # the model's kind (``paths``: 0 every joint of the fast paths, 1 some jets or user joint)
+    kind = model.__dict__.get("_paths")
+    if kind is None:
+        paths(model)
+        kind = model.__dict__["_paths"]
+    d = LIVE[slot][kind]
+    if d is None:
+        return None
     if data is None:
         pool = model._wpool
         if pool is None:
             return None
         w = pool.pop() if pool else engine.new_workspace(model)
+        out = np.empty(shape)
     elif data.model is model and data.batch is None and model._mb is not None:
         w, pool = data._w, None
+        out = data._one(key, shape)
     else:
         return None
-    full = paths(model)
-    d = ONE[slot][full is None]
-    if not d.ready:
-        if pool is not None:
-            pool.append(w)
-        return None
-    out = np.empty(shape) if pool is not None else data._one(key, shape)
     try:
-        st = d(model._mb, w, full, P, q, v, x, t, _NO_FORCE, out)
+        st = d(model._mb, w, _FULL[kind], P, q, v, x, t, _NO_FORCE, out)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     if pool is not None:

@@ -286,9 +286,12 @@ def one_energy(mb, w, full, P, q, v, x, t, F, out):
 
 _ENTRIES = (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics, one_joint_terms, one_body_jacobian,
             one_energy)
-# ONE[slot]: the entries of a quantity for the two kinds of model (``paths``: None, True), each
-# compiled once for the types of the input layer and then closed (``_jit.entry``)
+# ONE[slot][kind]: the entries of a quantity for the two kinds of model (``kind``: 0 where
+# ``paths`` is None, 1 where it is True), each compiled once for the types of the input layer and
+# then closed (``_jit.entry``); LIVE[slot][kind]: the same once compiled, None before (the fast
+# path leaves the first call to the input layer)
 ONE = tuple((entry(f), entry(f)) for f in _ENTRIES)
+LIVE = [[None, None] for _ in _ENTRIES]
 
 
 @jit
@@ -499,8 +502,9 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         w = data._w if data is not None else engine.one_workspace(km)
         k = slots[0]
         out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
-        st = call(ONE[k][full is None], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F,
-                  out)
+        kind = 0 if full is None else 1
+        st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F, out)
+        LIVE[k][kind] = ONE[k][kind]
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
         if data is None:
