@@ -234,8 +234,8 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
 
 
 # the one-state entries inline the state's evaluation: a call boundary would copy the model,
-# record and scratch views (kilobytes of arguments) on every call
-_evaluate_one = jit(inline="always")(evaluate_state.py_func)
+# record and scratch views (kilobytes of arguments) # on every call (``evaluate_state`` is a plain function under NUMBA_DISABLE_JIT)
+_evaluate_one = jit(inline="always")(getattr(evaluate_state, "py_func", evaluate_state))
 
 
 @jit(inline="always")
