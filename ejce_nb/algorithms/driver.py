@@ -232,9 +232,9 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     return _first(st, j, st2, j2)
 
 
-
 # the one-state entries inline the state's evaluation: a call boundary would copy the model,
-# record and scratch views (kilobytes of arguments) # on every call (``evaluate_state`` is a plain function under NUMBA_DISABLE_JIT)
+# record and scratch views (kilobytes of arguments) on every call (``evaluate_state`` is a plain
+# function under NUMBA_DISABLE_JIT)
 _evaluate_one = jit(inline="always")(getattr(evaluate_state, "py_func", evaluate_state))
 
 
