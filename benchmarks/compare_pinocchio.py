@@ -591,11 +591,29 @@ def print_sim(res):
 
 
 # ---------------------------------------------------------------------------- main
+def _rest(out, cfg, repeat, threads, sections, t0):
+    """Sections 2 to 5 (into ``out`` and ``sections``)."""
+    out["per_dof"] = per_dof(cfg["perdof"], repeat)
+    print_per_dof(out["per_dof"], repeat)
+    sections["2"], t0 = time.perf_counter() - t0, time.perf_counter()
+    out["arm7_batch"] = arm7_batch(cfg["batch"], threads, cfg["batch_repeat"])
+    print_arm7(out["arm7_batch"])
+    sections["3"], t0 = time.perf_counter() - t0, time.perf_counter()
+    out["long_chains"] = long_chains(cfg["long"], repeat)
+    pin_rows = [r for r in out["per_dof"] if r["joint"] == "revolute" and r.get("pin_rnea") is not None]
+    print_long(out["long_chains"], pin_rows[-1] if pin_rows else None, repeat)
+    sections["4"], t0 = time.perf_counter() - t0, time.perf_counter()
+    out["simulate"] = simulate_vs_mujoco(((20, cfg["sim_steps"]), (400, cfg["sim_long_steps"])), max(3, repeat // 3))
+    print_sim(out["simulate"])
+    sections["5"] = time.perf_counter() - t0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller batch and chains, fewer repeats")
     ap.add_argument("--threads", default="1,2", help="thread counts for the batches (default 1,2)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
+    ap.add_argument("--single", action="store_true", help="only section 1 (one public call)")
     ap.add_argument("--long-chain-child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -625,20 +643,9 @@ def main():
     out["one_call"] = one_call(repeat)
     print_one_call(out["one_call"], repeat)
     sections["1"], t0 = time.perf_counter() - t0, time.perf_counter()
-    out["per_dof"] = per_dof(cfg["perdof"], repeat)
-    print_per_dof(out["per_dof"], repeat)
-    sections["2"], t0 = time.perf_counter() - t0, time.perf_counter()
-    out["arm7_batch"] = arm7_batch(cfg["batch"], threads, cfg["batch_repeat"])
-    print_arm7(out["arm7_batch"])
-    sections["3"], t0 = time.perf_counter() - t0, time.perf_counter()
-    out["long_chains"] = long_chains(cfg["long"], repeat)
-    pin_rows = [r for r in out["per_dof"] if r["joint"] == "revolute" and r.get("pin_rnea") is not None]
-    print_long(out["long_chains"], pin_rows[-1] if pin_rows else None, repeat)
-    sections["4"], t0 = time.perf_counter() - t0, time.perf_counter()
-    out["simulate"] = simulate_vs_mujoco(((20, cfg["sim_steps"]), (400, cfg["sim_long_steps"])), max(3, repeat // 3))
-    print_sim(out["simulate"])
-    sections["5"] = time.perf_counter() - t0
-    hashes = {src, package_hash()} | {r["package_hash"] for r in out["long_chains"]}
+    if not args.single:
+        _rest(out, cfg, repeat, threads, sections, t0)
+    hashes = {src, package_hash()} | {r["package_hash"] for r in out.get("long_chains", ())}
     if len(hashes) > 1:
         print("\nWARNING: ejce_nb's sources changed during the run; its figures mix package versions")
     total = time.perf_counter() - t_start

@@ -7,42 +7,53 @@ import numpy as np
 
 from . import driver, engine
 from .crba import _chol_solve, _chol_solve_batch
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, ONE, RNEA, finish, paths, run
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, finish, paths, run
 from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
 _ND = np.ndarray
 _NO_FORCE = driver._NO_FORCE
 _EMPTY = driver._EMPTY
-_NONE7 = (None,) * driver.NSLOT
+_RAISE, _FLAG = "raise", "flag"
+_FULL = (None, True)
 
 
-def _fast(name, slot, model, data, errors, key, shape, P, q, v, a, tau, t):
-    """The fast path of a one-state call: the entry ``ONE[name]`` on the caller's arrays untouched,
-    with a pooled workspace (or the Data's); the result, or None where the call must go through
-    the input layer (first call, arrays the entry is not compiled for, couplers, a Data of
-    another kind, a bad state: the input layer converts, checks and reports)."""
-    engine.check_errors(errors)
-    w, pool = engine.acquire(model, data)
-    if w is None:
+def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
+    """The fast path of a one-state call: the entry ``LIVE[slot]`` on the caller's arrays untouched
+    (``x``: qdd for rnea and forward kinematics, tau for aba), with a pooled workspace (or the
+    Data's); the result, or None where the call must go through the input layer (first call,
+    arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
+    input layer converts, checks and reports)."""
+    if errors is not _RAISE and errors is not _FLAG:
+        engine.check_errors(errors)
+    # the model's kind (``paths``: 0 every joint of the fast paths, 1 some jets or user joint)
+    kind = model.__dict__.get("_paths")
+    if kind is None:
+        paths(model)
+        kind = model.__dict__["_paths"]
+    d = LIVE[slot][kind]
+    if d is None:
         return None
-    full = paths(model)
-    d = ONE[name, full is None]
-    if not d.ready:
-        if pool is not None:
-            pool.append(w)
+    if data is None:
+        pool = model._wpool
+        if pool is None:
+            return None
+        w = pool.pop() if pool else engine.new_workspace(model)
+        out = np.empty(shape)
+    elif data.model is model and data.batch is None and model._mb is not None:
+        w, pool = data._w, None
+        out = data._one(key, shape)
+    else:
         return None
-    out = np.empty(shape) if pool is not None else data._one(key, shape)
-    outs = _NONE7[:slot] + (out,) + _NONE7[slot + 1:]
     try:
-        st = d(model._mb, w, full, P, q, v, a, tau, t, _NO_FORCE, *outs)
+        st = d(model._mb, w, _FULL[kind], P, q, v, x, t, _NO_FORCE, out)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     if pool is not None:
         pool.append(w)
     if st != 0:
         return None
-    return (out, 0) if errors == "flag" else out
+    return out if errors == "raise" else (out, 0)
 
 
 def _outputs(data, B, key, shape):
@@ -62,7 +73,7 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        tau = _fast("rnea", RNEA, model, data, errors, "tau", model.nv, driver._P0, q, qd, qdd, _EMPTY, t)
+        tau = _fast(RNEA, model, data, errors, "tau", model.nv, driver._P0, q, qd, qdd, t)
         if tau is not None:
             return tau
     return _rnea(model, q, qd, qdd, t, f_ext, data, errors, "rnea")
@@ -75,7 +86,7 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     if qd is None:
         raise ValueError("qd is required")
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        h = _fast("rnea", RNEA, model, data, errors, "h", model.nv, driver._P0, q, qd, _EMPTY, _EMPTY, t)
+        h = _fast(RNEA, model, data, errors, "h", model.nv, driver._P0, q, qd, _EMPTY, t)
         if h is not None:
             return h
     return _rnea(model, q, qd, None, t, None, data, errors, "nonlinear_effects")
@@ -102,7 +113,7 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        qdd = _fast("aba", ABA, model, data, errors, "qdd", model.nv, driver._P0, q, qd, _EMPTY, tau, t)
+        qdd = _fast(ABA, model, data, errors, "qdd", model.nv, driver._P0, q, qd, tau, t)
         if qdd is not None:
             return qdd
     if model.has_couplers:
@@ -139,8 +150,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = _fast("mass_matrix", CRBA, model, data, errors, "M", (model.nv, model.nv), driver._P0, q, q, _EMPTY,
-                  _EMPTY, t)
+        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), driver._P0, q, q, _EMPTY, t)
         if M is not None:
             return M
     return _mass(model, q, t, data, errors)
@@ -207,8 +217,8 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
     n1 = model.nbodies + 1
     if out is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
         v = q if qd is None else qd
-        buf = _fast("forward_kinematics", FK, model, data, errors, ("fk", level), fk_size(1, n1, level), P, q, v,
-                    _EMPTY if qdd is None else qdd, _EMPTY, t)
+        buf = _fast(FK, model, data, errors, ("fk", level), fk_size(1, n1, level), P, q, v,
+                    _EMPTY if qdd is None else qdd, t)
         if buf is not None:
             return (Kinematics(buf[0], (), n1, level), 0) if errors == "flag" else Kinematics(buf, (), n1, level)
     inputs.check_errors_arg(errors)
@@ -249,8 +259,8 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
     if frame not in ("inboard", "outboard"):
         raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
     if qd is not None and not generic and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        buf = _fast("joint_terms", JT, model, data, errors, ("jt", frame), jt_size(1, model.nbodies + 1, model.nv),
-                    _JT_P[frame == "outboard"], q, qd, _EMPTY, _EMPTY, t)
+        buf = _fast(JT, model, data, errors, ("jt", frame), jt_size(1, model.nbodies + 1, model.nv),
+                    _JT_P[frame == "outboard"], q, qd, _EMPTY, t)
         if buf is not None:
             if errors == "flag":
                 return _jt_result(buf[0], (), model, None, None, frame), 0

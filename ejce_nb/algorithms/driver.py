@@ -232,7 +232,13 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     return _first(st, j, st2, j2)
 
 
+# the one-state entries inline the state's evaluation: a call boundary would copy the model,
+# record and scratch views (kilobytes of arguments) on every call (``evaluate_state`` is a plain
+# function under NUMBA_DISABLE_JIT)
+_evaluate_one = jit(inline="always")(getattr(evaluate_state, "py_func", evaluate_state))
 
+
+@jit(inline="always")
 def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     """One state on the one-state workspace w (outputs of one state: tau (nv,), M (nv, nv), ...;
     the flat buffers of kinematics and joint terms): the first status that is not OK (its joint in
@@ -241,15 +247,51 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     # row 0 as a runtime integer, as the batch kernels pass it: a literal 0 would compile the
     # quantities' functions a second time (NUMBA-NOTES)
     zero = q.shape[0] * 0
-    st, j = evaluate_state(m, r, s, q, v, a, tau, t, F, zero, full, P, zero, TAU, QDD, M, FK, JT, BJ, EN, None)
+    st, j = _evaluate_one(m, r, s, q, v, a, tau, t, F, zero, full, P, zero, TAU, QDD, M, FK, JT, BJ, EN, None)
     r.hdr[REC_JOINT] = j
     return st
 
 
-# one compiled entry per public function and kind of model (``paths``: None or True), each closed
-# once compiled (``_jit.entry``)
-ONE = {(name, fast): entry(one) for name in ("rnea", "aba", "mass_matrix", "forward_kinematics", "joint_terms",
-                                             "body_jacobian", "energy") for fast in (False, True)}
+# the compiled entries of the public functions, one per quantity: ``entry(mb, w, full, P, q, v, x,
+# t, F, out)`` with x the accelerations qdd (rnea, forward kinematics) or the joint forces tau
+# (aba), and ``out`` the quantity's output; few arguments, since each costs the call from Python
+# its typing (``x[:0]``: no entries, read as zero)
+def one_rnea(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x, x[:0], t, F, out, None, None, None, None, None, None)
+
+
+def one_aba(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x[:0], x, t, F, None, out, None, None, None, None, None)
+
+
+def one_mass_matrix(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, out, None, None, None, None)
+
+
+def one_forward_kinematics(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x, x[:0], t, F, None, None, None, out, None, None, None)
+
+
+def one_joint_terms(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, out, None, None)
+
+
+def one_body_jacobian(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, None, out, None)
+
+
+def one_energy(mb, w, full, P, q, v, x, t, F, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, None, None, out)
+
+
+_ENTRIES = (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics, one_joint_terms, one_body_jacobian,
+            one_energy)
+# ONE[slot][kind]: the entries of a quantity for the two kinds of model (``kind``: 0 where
+# ``paths`` is None, 1 where it is True), each compiled once for the types of the input layer and
+# then closed (``_jit.entry``); LIVE[slot][kind]: the same once compiled, None before (the fast
+# path leaves the first call to the input layer)
+ONE = tuple((entry(f), entry(f)) for f in _ENTRIES)
+LIVE = [[None, None] for _ in _ENTRIES]
 
 
 @jit
@@ -424,7 +466,8 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
 
     ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
     A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
-    ``ONE[entry_name]``; a batch runs ``many``."""
+    ``ONE[slot]`` (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch
+    runs ``many``."""
     vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
     B, q2, vs, t1 = inputs.states(model, q, vecs, t)
     if data is not None:
@@ -457,8 +500,11 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     if B is None and entry_name is not None:
         # one state, one quantity: the entry the fast path calls (compiled here on first use)
         w = data._w if data is not None else engine.one_workspace(km)
-        one1 = [o[0] if o is not None and k in (RNEA, ABA, CRBA, ENERGY) else o for k, o in enumerate(outs)]
-        st = call(ONE[entry_name, full is None], km._mb, w, full, P, qk[0], V[0], A[0], TAU_IN[0], t1[0], F, *one1)
+        k = slots[0]
+        out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
+        kind = 0 if full is None else 1
+        st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F, out)
+        LIVE[k][kind] = ONE[k][kind]
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
         if data is None:

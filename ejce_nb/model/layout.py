@@ -399,7 +399,9 @@ def group_views(mb, w, off):
     return r, scratch_lanes(mb, w, off + LANES * mb[H_REC])
 
 
-@jit
+@jit(inline="always")
 def views(mb, w):
-    """Model, record and scratch of a one-state workspace (record first, then scratch)."""
+    """Model, record and scratch of a one-state workspace (record first, then scratch); inlined
+    where it is called, so that only the tables the caller reads are made (a call would build
+    and copy all of them)."""
     return model_view(mb), record_view(mb, w, 0), scratch_view(mb, w, mb[H_REC])
