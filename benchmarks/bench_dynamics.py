@@ -21,7 +21,7 @@ from ejce_nb.model import layout
 from ejce_nb._jit import jit
 from ejce_nb.algorithms.aba import aba_state
 from ejce_nb.models import chain, load, random_states as states
-from ejce_nb.algorithms.driver import _NO_FORCE
+from ejce_nb.algorithms.calls import _NO_FORCE
 from ejce_nb.algorithms.rnea import rnea_state
 
 

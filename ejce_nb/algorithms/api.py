@@ -1,19 +1,20 @@
-"""The public functions of the algorithms, each a call of the batch driver (``driver.run``) with
+"""The public functions of the algorithms, each a call of the batch driver (``calls.run``) with
 its quantities, and a fast path for one state given as plain float64 arrays (``_fast``).
 
 ``evaluate`` computes any set of quantities of the same states on one forward sweep per state.
 """
 import numpy as np
 
-from . import driver, engine
+from . import calls, engine
 from .crba import _chol_solve, _chol_solve_batch
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, finish, paths, run
+from .calls import finish, paths, run
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA
 from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
 _ND = np.ndarray
-_NO_FORCE = driver._NO_FORCE
-_EMPTY = driver._EMPTY
+_NO_FORCE = calls._NO_FORCE
+_EMPTY = calls._EMPTY
 _RAISE, _FLAG = "raise", "flag"
 _FULL = (None, True)
 
@@ -73,7 +74,7 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        tau = _fast(RNEA, model, data, errors, "tau", model.nv, driver._P0, q, qd, qdd, t)
+        tau = _fast(RNEA, model, data, errors, "tau", model.nv, calls._P0, q, qd, qdd, t)
         if tau is not None:
             return tau
     return _rnea(model, q, qd, qdd, t, f_ext, data, errors, "rnea")
@@ -86,7 +87,7 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     if qd is None:
         raise ValueError("qd is required")
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        h = _fast(RNEA, model, data, errors, "h", model.nv, driver._P0, q, qd, _EMPTY, t)
+        h = _fast(RNEA, model, data, errors, "h", model.nv, calls._P0, q, qd, _EMPTY, t)
         if h is not None:
             return h
     return _rnea(model, q, qd, None, t, None, data, errors, "nonlinear_effects")
@@ -113,7 +114,7 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        qdd = _fast(ABA, model, data, errors, "qdd", model.nv, driver._P0, q, qd, tau, t)
+        qdd = _fast(ABA, model, data, errors, "qdd", model.nv, calls._P0, q, qd, tau, t)
         if qdd is not None:
             return qdd
     if model.has_couplers:
@@ -150,7 +151,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), driver._P0, q, q, _EMPTY, t)
+        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), calls._P0, q, q, _EMPTY, t)
         if M is not None:
             return M
     return _mass(model, q, t, data, errors)
@@ -159,7 +160,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
 def _mass(model, q, t, data, errors, rank=False):
     inputs.check_errors_arg(errors)
     B, km, mim, outs, status, used, t1 = run(model, [CRBA], q, None, None, None, t, None, data,
-                                             driver._params(rank=rank), entry_name="mass_matrix")
+                                             calls._params(rank=rank), entry_name="mass_matrix")
     M = outs[CRBA] if mim is None else mim.mass(outs[CRBA])
     if data is not None and mim is None:
         keep = data._result("M", M.shape[1:] if B is None else M.shape)
@@ -231,7 +232,7 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
                   nan=(res.R, res.p, res.omega, res.v, res.alpha, res.a) if errors == "flag" else ())
 
 
-_FK_P = [driver._params(fk_level=k) for k in range(3)]
+_FK_P = [calls._params(fk_level=k) for k in range(3)]
 
 
 def _fk_buffer(model, B, level, out, data):
@@ -290,7 +291,7 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
                   nan=(J, Rr, rr, *fields) if errors == "flag" else ())
 
 
-_JT_P = [driver._params(outboard=k) for k in (False, True)]
+_JT_P = [calls._params(outboard=k) for k in (False, True)]
 
 
 def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
@@ -302,7 +303,7 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
     if generic:
         model, data = model.with_generic_joints(), None
     B, km, mim, outs, status, used, t1 = run(model, [BJ], q, None, None, None, t, None, data,
-                                             driver._params(body=i), entry_name="body_jacobian")
+                                             calls._params(body=i), entry_name="body_jacobian")
     out = outs[BJ].reshape(len(t1), 6, km.nv)
     if mim is not None:
         out = mim.right(out)
@@ -320,7 +321,7 @@ def _energies(model, q, qd, t, data, errors, what):
     return (B, res) if errors == "raise" else (B, res[0], res[1])
 
 
-_EN_P = [driver._params(en_level=k) for k in (0, 1)]
+_EN_P = [calls._params(en_level=k) for k in (0, 1)]
 
 
 def _pick(B, out, col, errors, status=None):
@@ -403,7 +404,7 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
         else:
             res["aba"] = fd
         return res
-    P = driver._params(fk_level=fk_level, body=0 if body is None else model.body_index(body), en_level=en_level)
+    P = calls._params(fk_level=fk_level, body=0 if body is None else model.body_index(body), en_level=en_level)
     B = None if np.ndim(q) <= 1 else len(q)
     bufs = None
     if out is not None and B is not None and not model.has_couplers:

@@ -17,7 +17,7 @@ import numpy as np
 from . import closure_kernel as ck, engine
 from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
                        closure_tree, relative_pose, sweep, world_jacobians)
-from .driver import paths
+from .calls import paths
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = ck.RANK_TOL

@@ -13,8 +13,8 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
 * ``chunk`` / ``chunk_lanes`` / ``many``: a batch in chunks run in parallel, a few per thread,
   where the model allows in groups of ``LANES`` states (``core.lanes``), each state's result and
   status bit for bit those of a lone call, whatever the chunking or the thread count;
-* ``run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses and
-  errors, for every public function; ``evaluate`` is its public face.
+* ``calls.run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses
+  and errors, for every public function; ``evaluate`` is its public face.
 
 The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot,
 None where the quantity is not asked for, and Numba compiles for each combination only the code
@@ -25,26 +25,22 @@ screw and quaternion joints never compiles the jets path.
 A new algorithm plugs in as one more slot: its per-state function ``impl(out, b, m, r, s, x, F,
 fb, P)`` -> (status, joint) (``out`` its output for this state, or the whole output with ``b``
 the state's row; ``x`` the vector it reads: v, qdd or tau; ``P`` the integer parameters),
-wrapped by ``quantity``, called in
-``evaluate_state`` with the forward level it needs, a row in ``SLOTS`` and ``_OUTPUT`` saying
-the shape of its output, and a public function calling ``run``.
+wrapped by ``quantity``, called in ``evaluate_state`` with the forward level it needs, a row in
+``SLOTS``, a branch of ``calls._output`` saying the shape of its output, and a public function
+calling ``calls.run``.
 """
-import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from . import engine
 from .aba import aba_solve
 from .crba import crba_after, rank_status
 from .energy import energy_after
-from .kinematics import (body_jacobian_state, fk_out, fk_size, forward, joint_terms_state, jt_out, jt_size,
-                         world_kinematics)
+from .kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
 from .rnea import rnea_forces
-from .._jit import call, entry, jit, pjit
-from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
+from .._jit import entry, jit, pjit
 from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
 from ..model import inputs
-from ..model.layout import H_LANES, H_REC, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
+from ..model.layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
 
 # the quantity slots, in the order their statuses are reported (the kernels, whose output arguments
 # bear the short names, use the K_ names)
@@ -420,125 +416,3 @@ def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, J
     for c in prange(nchunk):
         run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
                   status)
-
-
-# ---------------------------------------------------------------------------- the Python layer
-def paths(km):
-    """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
-    quaternion joint, else True (the jets and user paths compiled too)."""
-    full = km.__dict__.get("_paths")
-    if full is None:
-        full = km.__dict__["_paths"] = (0 if all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in km.jnt_path)
-                                        else 1)
-    return None if full == 0 else True
-
-
-def _params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
-    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
-
-
-_P0 = _params()
-_NO_FORCE = np.zeros((0, 1, 6))
-_EMPTY = np.zeros(0)
-
-
-def _output(slot, km, n, P):
-    """A new output array of ``slot`` for n states of the kernel model km."""
-    n1, nv = km.nbodies + 1, km.nv
-    if slot == RNEA or slot == ABA:
-        return np.empty((n, nv))
-    if slot == CRBA:
-        return np.empty((n, nv, nv))
-    if slot == FK:
-        return np.empty(fk_size(n, n1, int(P[P_FK_LEVEL])))
-    if slot == JT:
-        return np.empty(jt_size(n, n1, nv))
-    if slot == BJ:
-        return np.zeros((6 * n, nv))
-    return np.empty((n, 5))
-
-
-def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=None, P=_P0, entry_name="evaluate",
-        outputs=None):
-    """The quantities ``slots`` of the states (q, qd, qdd, tau, t) through the input layer:
-    returns (B or None, kernel model, coupling or None, {slot: output of the kernel model, with
-    a batch axis}, status (n, NSLOT, 2), [(name, (n, k) array)] of the inputs as checked, t (n,)).
-
-    ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
-    A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
-    ``ONE[slot]`` (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch
-    runs ``many``."""
-    vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
-    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
-    if data is not None:
-        data._check(model, B)
-    F = inputs.fext_array(model, f_ext, B)
-    km, mim = inputs.kernel_model(model)
-    n = q2.shape[0]
-    given_v = dict(zip([nm for _, nm in vecs], vs))
-    if mim is None:
-        qk, vk, ak = q2, given_v.get("qd"), given_v.get("qdd")
-    else:
-        # the expansion's accelerations are not zero at zero qdd where couplers are not linear
-        need_a = qdd is not None or (RNEA in slots and not model.couplers_linear)
-        a0 = given_v.get("qdd")
-        if need_a and a0 is None and qd is not None:
-            a0 = np.zeros_like(given_v["qd"])
-        qk, vk, ak = mim.expand(q2, given_v.get("qd"), a0 if need_a else None)
-    V = vk if vk is not None else qk[:, :0]
-    A = ak if ak is not None else qk[:, :0]
-    TAU_IN = given_v.get("tau", qk[:, :0])
-    outs = [None] * NSLOT
-    for k in slots:
-        o = None if outputs is None else outputs.get(k)
-        if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
-            o = o[None]         # a Data's result of one state
-        outs[k] = o if o is not None else _output(k, km, n, P)
-    status = np.zeros((n, NSLOT, 2), dtype=np.int64)
-    full = paths(km)
-    V = V if V.shape[1] else qk
-    if B is None and entry_name is not None:
-        # one state, one quantity: the entry the fast path calls (compiled here on first use)
-        w = data._w if data is not None else engine.one_workspace(km)
-        k = slots[0]
-        out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
-        kind = 0 if full is None else 1
-        st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F, out)
-        LIVE[k][kind] = ONE[k][kind]
-        for k in slots:
-            status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
-        if data is None:
-            engine.release(km, w)
-    elif B is None:
-        # one state, several quantities: the chunk kernel on this thread (no thread pool to wake)
-        if data is not None:
-            rec = int(km._mb[H_REC])
-            R, S, token = data._w[:rec].reshape(1, rec), data._w[rec:].reshape(1, -1), None
-        else:
-            R, S, _, token = engine.batch_workspace(km, 1, None)
-        chunk(km._mb, R, S, False, 0, 1, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
-        engine.release_batch(token)
-    else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
-        many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
-        engine.release_batch(token)
-    names = ["q"] + [nm for _, nm in vecs]
-    return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
-
-
-def finish(errors, model, status, slot, what, inputs_used, t1, B, result, nan=()):
-    """A public function's return for quantity ``slot``: with ``errors="flag"`` the result with
-    the rows of bad samples NaN (NEAR_SINGULAR ones kept) and the codes; else the result or the
-    error (``inputs.flag_or_raise``).  ``nan``: the arrays to fill with NaN (default: none)."""
-    st = status[:, slot]
-    bad = (st[:, 0] != 0) & (st[:, 0] != inputs.NEAR_SINGULAR)
-    if bad.any():
-        for a in nan:
-            if a is not None:
-                if B is None:
-                    a[...] = np.nan
-                else:
-                    a[bad] = np.nan
-    names = [nm for nm, _ in inputs_used]
-    arrays = [x for _, x in inputs_used]
-    return inputs.flag_or_raise(errors, model, st, what, names, arrays, t1, B, result)

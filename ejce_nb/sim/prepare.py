@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..algorithms.driver import _NO_FORCE
+from ..algorithms.calls import _NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables

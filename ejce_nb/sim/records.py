@@ -107,7 +107,7 @@ def coupled_chunks(model, full, nchunk):
 
 Closed = namedtuple("Closed", [
     "cmb", "cw",              # the closure tree's model buffer and one-state workspace
-    "full", "cfull",          # the joint paths compiled (``driver.paths``) of the tree and the closure tree
+    "full", "cfull",          # the joint paths compiled (``calls.paths``) of the tree and the closure tree
     "LI", "LF", "qn", "OFF",  # the kernel's tables (``constrained.prepare``)
     "lstsq", "tol", "max_iter",   # redundant="lstsq"; the projection's tolerance and iterations
     "ws",                     # one state's workspace of the kernel

@@ -1,0 +1,133 @@
+"""The Python layer of the batch driver (``driver``): inputs, couplers, workspaces (``engine``),
+outputs, statuses and errors around its compiled kernels, for every public function (``run``,
+``finish``), and the kind of joint paths a model compiles (``paths``)."""
+import numpy as np
+
+from . import engine
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P_FK_LEVEL, RNEA, chunk, many
+from .kinematics import fk_size, jt_size
+from .._jit import call
+from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
+from ..model import inputs
+from ..model.layout import H_REC, REC_JOINT
+
+
+def paths(km):
+    """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
+    quaternion joint, else True (the jets and user paths compiled too)."""
+    full = km.__dict__.get("_paths")
+    if full is None:
+        full = km.__dict__["_paths"] = (0 if all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in km.jnt_path)
+                                        else 1)
+    return None if full == 0 else True
+
+
+def _params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
+    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
+
+
+_P0 = _params()
+_NO_FORCE = np.zeros((0, 1, 6))
+_EMPTY = np.zeros(0)
+
+
+def _output(slot, km, n, P):
+    """A new output array of ``slot`` for n states of the kernel model km."""
+    n1, nv = km.nbodies + 1, km.nv
+    if slot == RNEA or slot == ABA:
+        return np.empty((n, nv))
+    if slot == CRBA:
+        return np.empty((n, nv, nv))
+    if slot == FK:
+        return np.empty(fk_size(n, n1, int(P[P_FK_LEVEL])))
+    if slot == JT:
+        return np.empty(jt_size(n, n1, nv))
+    if slot == BJ:
+        return np.zeros((6 * n, nv))
+    return np.empty((n, 5))
+
+
+def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=None, P=_P0, entry_name="evaluate",
+        outputs=None):
+    """The quantities ``slots`` of the states (q, qd, qdd, tau, t) through the input layer:
+    returns (B or None, kernel model, coupling or None, {slot: output of the kernel model, with
+    a batch axis}, status (n, NSLOT, 2), [(name, (n, k) array)] of the inputs as checked, t (n,)).
+
+    ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
+    A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
+    ``ONE[slot]`` (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch
+    runs ``many``."""
+    vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
+    B, q2, vs, t1 = inputs.states(model, q, vecs, t)
+    if data is not None:
+        data._check(model, B)
+    F = inputs.fext_array(model, f_ext, B)
+    km, mim = inputs.kernel_model(model)
+    n = q2.shape[0]
+    given_v = dict(zip([nm for _, nm in vecs], vs))
+    if mim is None:
+        qk, vk, ak = q2, given_v.get("qd"), given_v.get("qdd")
+    else:
+        # the expansion's accelerations are not zero at zero qdd where couplers are not linear
+        need_a = qdd is not None or (RNEA in slots and not model.couplers_linear)
+        a0 = given_v.get("qdd")
+        if need_a and a0 is None and qd is not None:
+            a0 = np.zeros_like(given_v["qd"])
+        qk, vk, ak = mim.expand(q2, given_v.get("qd"), a0 if need_a else None)
+    V = vk if vk is not None else qk[:, :0]
+    A = ak if ak is not None else qk[:, :0]
+    TAU_IN = given_v.get("tau", qk[:, :0])
+    outs = [None] * NSLOT
+    for k in slots:
+        o = None if outputs is None else outputs.get(k)
+        if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
+            o = o[None]         # a Data's result of one state
+        outs[k] = o if o is not None else _output(k, km, n, P)
+    status = np.zeros((n, NSLOT, 2), dtype=np.int64)
+    full = paths(km)
+    V = V if V.shape[1] else qk
+    if B is None and entry_name is not None:
+        # one state, one quantity: the entry the fast path calls (compiled here on first use)
+        w = data._w if data is not None else engine.one_workspace(km)
+        k = slots[0]
+        out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
+        kind = 0 if full is None else 1
+        st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F, out)
+        LIVE[k][kind] = ONE[k][kind]
+        for k in slots:
+            status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
+        if data is None:
+            engine.release(km, w)
+    elif B is None:
+        # one state, several quantities: the chunk kernel on this thread (no thread pool to wake)
+        if data is not None:
+            rec = int(km._mb[H_REC])
+            R, S, token = data._w[:rec].reshape(1, rec), data._w[rec:].reshape(1, -1), None
+        else:
+            R, S, _, token = engine.batch_workspace(km, 1, None)
+        chunk(km._mb, R, S, False, 0, 1, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
+        engine.release_batch(token)
+    else:
+        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
+        engine.release_batch(token)
+    names = ["q"] + [nm for _, nm in vecs]
+    return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
+
+
+def finish(errors, model, status, slot, what, inputs_used, t1, B, result, nan=()):
+    """A public function's return for quantity ``slot``: with ``errors="flag"`` the result with
+    the rows of bad samples NaN (NEAR_SINGULAR ones kept) and the codes; else the result or the
+    error (``inputs.flag_or_raise``).  ``nan``: the arrays to fill with NaN (default: none)."""
+    st = status[:, slot]
+    bad = (st[:, 0] != 0) & (st[:, 0] != inputs.NEAR_SINGULAR)
+    if bad.any():
+        for a in nan:
+            if a is not None:
+                if B is None:
+                    a[...] = np.nan
+                else:
+                    a[bad] = np.nan
+    names = [nm for nm, _ in inputs_used]
+    arrays = [x for _, x in inputs_used]
+    return inputs.flag_or_raise(errors, model, st, what, names, arrays, t1, B, result)
