@@ -35,17 +35,10 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     d = LIVE[slot][kind]
     if d is None:
         return None
-    if data is None:
-        pool = model._wpool
-        if pool is None:
-            return None
-        w = pool.pop() if pool else engine.new_workspace(model)
-        out = np.empty(shape)
-    elif data.model is model and data.batch is None and model._mb is not None:
-        w, pool = data._w, None
-        out = data._one(key, shape)
-    else:
+    w, pool = engine.acquire(model, data)
+    if w is None:
         return None
+    out = np.empty(shape) if pool is not None else data._one(key, shape)
     try:
         st = d(model._mb, w, _FULL[kind], P, q, v, x, t, _NO_FORCE, out)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
