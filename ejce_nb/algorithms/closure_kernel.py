@@ -29,10 +29,12 @@ joint, Gauss-Newton not converged, a rank-deficient Jc under "raise", M or A not
 definite) and the Python path computes it, raising its documented error.
 """
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from .._jit import jit, pjit
 from ..model import inputs
+from ..model.couplers import MAX_IND, expand_state, gt_mul
 from ..model.layout import rows, vec, views
 from ..core.spatial import add, cross, ld3, ld9, mm, mmT, mTm, mtv, mv, sub
 from .crba import chol_factor, chol_subst, crba_after
@@ -49,13 +51,18 @@ GN_TOL = 1e-14
 GN_ITER = 30
 # the workspace of one state: the offsets of its parts (``offsets``)
 (O_FK, O_CJT, O_JA, O_JB, O_M, O_H, O_X, O_JC, O_BC, O_A, O_Y, O_RHS, O_LAM, O_Q, O_R, O_E, O_U, O_STEP,
- O_VC, O_TG, O_ACT, O_PE, O_DP, O_END) = range(24)
+ O_VC, O_TG, O_ACT, O_PE, O_DP, O_QF, O_VF, O_AF, O_G, O_QI, O_VI, O_MF, O_HF, O_JCF, O_T, O_END) = range(34)
 
 
-def offsets(n1, nv, nl, nc, n1c, nvc):
-    """(offsets, size) of one state's workspace: the start of each part, its end (O_END) and nc."""
-    sizes = [24 * n1, 6 * nvc + 30 * n1c, 6 * nv, 6 * nv, nv * nv, nv, (1 + nc) * nv, nc * nv, nc, nc * nc,
-             nc * max(nv, nc), 3 * nc, 3 * nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl, nc, nv]
+def offsets(n1, nv, nl, nc, n1c, nvc, full=None):
+    """(offsets, size) of one state's workspace: the start of each part, its end (O_END) and nc.
+    ``full``: (nq, nv) of the expansion of a model with couplers (its state, G, M, h, Jc and
+    G^T M_full get parts of their own), None without couplers."""
+    nqf, nf = (0, 0) if full is None else full
+    ni = 0 if full is None else MAX_IND
+    sizes = [24 * n1, 6 * nvc + 30 * n1c, 6 * max(nv, nf), 6 * max(nv, nf), nv * nv, nv, (1 + nc) * nv, nc * nv,
+             nc, nc * nc, nc * max(nv, nc), 3 * nc, 3 * nc, 36 * nl, 36 * nl, 6, 6, 6, max(nvc, 1), 30 * nl, 2 * nl,
+             nc, nv, nqf, nf, nf, nf * nv, ni, ni, nf * nf, nf, nc * nf, nv * nf]
     off = np.zeros(len(sizes) + 2, dtype=np.int64)
     off[1:-1] = np.cumsum(sizes)
     off[-1] = nc
@@ -262,43 +269,92 @@ def _jc_rows(m, r, LI, LF, OFF, ws, Rb, p, w, vo, al, ao, bias, Jc, bc, nl, nv):
         r0 += 6 - n
 
 
+def expansion(cp, ws, OFF, q, v, zv):
+    """(q, v, a, G) of the tree the kernel runs at a state (q, v) of a model: with ``cp`` None the
+    state itself, the zero accelerations ``zv`` and an empty G (0, 0); with ``cp`` a
+    ``couplers.Coupled`` record (its tables: one record serves every thread) the expansion's
+    q_full = phi(q), v_full = G v, the acceleration bias Gdot v and G, in the workspace."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(expansion)
+def _expansion_impl(cp, ws, OFF, q, v, zv):
+    if isinstance(cp, types.NoneType):
+        def itself(cp, ws, OFF, q, v, zv):
+            return q, v, zv, rows(ws, 0, 0, 0)
+        return itself
+
+    def expanded(cp, ws, OFF, q, v, zv):
+        nqf, nvf, nv = OFF[O_QF + 1] - OFF[O_QF], OFF[O_VF + 1] - OFF[O_VF], v.shape[0]
+        qf, vf, af = vec(ws, OFF[O_QF], nqf), vec(ws, OFF[O_VF], nvf), vec(ws, OFF[O_AF], nvf)
+        G = rows(ws, OFF[O_G], nvf, nv)
+        expand_state(cp.own_q, cp.own_v, cp.cq, cp.cv, cp.cnind, cp.cind_q, cp.cind_v, cp.cfadr, cp.cscale,
+                     cp.params, q, v, zv, nvf - nvf + 2, vec(ws, OFF[O_QI], MAX_IND),
+                     vec(ws, OFF[O_VI], MAX_IND), qf, vf, af, G)
+        return qf, vf, af, G
+    return expanded
+
+
+@jit
+def _reduce(G, Mf, hf, Jcf, T, M, h, Jc):
+    """M = G^T M_full G (T = G^T M_full), h = G^T h_full, Jc = Jc_full G."""
+    gt_mul(G, Mf, T)
+    gt_mul(G, T.T, M)
+    gt_mul(G, Jcf.T, Jc.T)
+    for a in range(G.shape[1]):
+        x = 0.0
+        for k in range(G.shape[0]):
+            x += G[k, a] * hf[k]
+        h[a] = x
+
+
 @jit
 def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, tau, t, lstsq, ws, qdd, tauc,
-                      wrench, qc, sc, dvel):
+                      wrench, qc, sc, dvel, cp):
     """Constrained forward dynamics of one state (the module's docstring) into qdd, tauc
     (Jc^T lam), wrench (n_loops, 6), qc (the closure coordinates) and sc = (status, rank of Jc,
     max |Jc qdd + bc|, position residual max_l |N_l^T e_l|, velocity residual
     max |N_c^T (t_rel - sigma_c)|) and dvel, the velocity projection's correction
     -M^-1 Jc^T A^+ (N_c^T (t_rel - sigma_c)) (A's singular values below VEL_TOL times the largest
     cut, as ``ej.project_velocity``); the workspace keeps the position error N_c^T e (``O_PE``)
-    and its correction -M^-1 Jc^T A^+ N_c^T e (``O_DP``, the same cut)."""
+    and its correction -M^-1 Jc^T A^+ N_c^T e (``O_DP``, the same cut).  ``cp``: None, or for a
+    model with couplers its ``couplers.Coupled`` record (its tables; mb, w: its expansion's)."""
     m, r, s = views(mb, w)
     cm, cr, cs = views(cmb, cw)
-    constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, LI.shape[0] * 0, q, v, tau, t, lstsq,
-                      -1.0, ws, qdd, tauc, wrench, qc, sc, dvel)
+    qf, vf, af, G = expansion(cp, ws, OFF, q, v, s.zv)
+    constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, LI.shape[0] * 0, qf, vf, af, G, tau, t,
+                      lstsq, -1.0, ws, qdd, tauc, wrench, qc, sc, dvel)
 
 
 @jit
-def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb, q, v, tau, t, lstsq, quick, ws,
-                      qdd, tauc, wrench, qc, sc, dvel):
+def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb, q, v, a0, G, tau, t, lstsq, quick,
+                      ws, qdd, tauc, wrench, qc, sc, dvel):
     """``constrained_state`` on the views of the tree (m, r, s) and of the closure tree (cm, cr,
-    cs), with external wrenches F0[:, fb] (none: F0 of shape (0, 1, 6)).  Where both residuals
-    are at most ``quick`` it stops after them (sc[3], sc[4]; the rest not computed): a state that
-    needs no projection (-1: never)."""
+    cs), with external wrenches F0[:, fb] (none: F0 of shape (0, 1, 6)).  (q, v, a0, G) are
+    ``couplers.expansion``'s: the tree's state, the accelerations of its forward sweep (zero, or
+    Gdot v) and G, (0, 0) without couplers; with couplers M = G^T M_full G, h = G^T h_full,
+    Jc = Jc_full G and tau, qdd, the corrections in the model's own velocities.  Where both
+    residuals are at most ``quick`` it stops after them (sc[3], sc[4]; the rest not computed): a
+    state that needs no projection (-1: never)."""
     n1 = m.body_parent.shape[0]
-    nv = v.shape[0]
+    nv = tau.shape[0]
+    nvf = v.shape[0]
+    coupled = G.shape[0] > 0
     nl = LI.shape[0]
     nvc = cs.zv.shape[0]
     nc = OFF[O_END + 1]
     for x in range(5):
         sc[x] = 0.0
-    st, jj = inputs.check(m, q, v, tau, 2, t)
+    st, jj = inputs.check(m, q, v, v, 1, t)
+    for c in range(nv):
+        if not np.isfinite(tau[c]):
+            st = inputs.NONFINITE
     if st != 0:
         sc[0] = ST_INPUT
         return
     zero = nl * 0
     two = zero + 2
-    forward(m, r, s, q, v, s.zv, t, two, True, full)
+    forward(m, r, s, q, v, a0, t, two, True, full)
     Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)
     st = _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, wv, vo, al, ao, LF, qc, nl)
@@ -328,15 +384,21 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
                  vec(ws, OFF[O_VC] + vs, max(cm.jnt_nv[j], 1)))
     if sc[3] <= quick and sc[4] <= quick:
         return
+    # h, M and Jc of the tree (its expansion's with couplers, then reduced by G)
     h = vec(ws, OFF[O_H], nv)
-    rnea_forces(m, r, s, F0, fb, s.zv, h)
+    hf = vec(ws, OFF[O_HF] if coupled else OFF[O_H], nvf)
+    rnea_forces(m, r, s, F0, fb, a0, hf)
     M = rows(ws, OFF[O_M], nv, nv)
-    crba_after(m, r, s, M)
+    Mf = rows(ws, OFF[O_MF] if coupled else OFF[O_M], nvf, nvf)
+    crba_after(m, r, s, Mf)
     cbuf = vec(ws, OFF[O_CJT], OFF[O_CJT + 1] - OFF[O_CJT])
     J, sig, bias, Rj, rj = _closure_sweep(cm, cr, cs, qc, vc, zero + 1, cfull, cbuf, cm.body_parent.shape[0], nvc)
     Jc = rows(ws, OFF[O_JC], nc, nv)
+    Jcf = rows(ws, OFF[O_JCF] if coupled else OFF[O_JC], nc, nvf)
     bc = vec(ws, OFF[O_BC], nc)
-    _jc_rows(m, r, LI, LF, OFF, ws, Rb, p, wv, vo, al, ao, bias, Jc, bc, nl, nv)
+    _jc_rows(m, r, LI, LF, OFF, ws, Rb, p, wv, vo, al, ao, bias, Jcf, bc, nl, nvf)
+    if coupled:
+        _reduce(G, Mf, hf, Jcf, rows(ws, OFF[O_T], nv, nvf), M, h, Jc)
     # the rank of Jc: its singular values (one-sided Jacobi on a copy of its rows)
     Y = rows(ws, OFF[O_Y], nc, nv)
     for i in range(nc):
@@ -443,12 +505,12 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
 
 @pjit
 def constrained_many(mb, W, cmb, CW, full, cfull, LI, LF, qn, OFF, F0, Q, V, TAU, T, lstsq, WS, QDD, TC, WR, QC,
-                     SC, DV):
+                     SC, DV, cp):
     """``constrained_state`` of every state of a batch, in chunks run in parallel (one workspace
-    per chunk): each state's result is bit for bit that of a lone call."""
+    per chunk; ``cp`` as there): each state's result is bit for bit that of a lone call."""
     B = Q.shape[0]
     nchunk = W.shape[0]
     for c in prange(nchunk):
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
             constrained_state(mb, W[c], cmb, CW[c], full, cfull, LI, LF, qn, OFF, F0, Q[b], V[b], TAU[b], T[b],
-                              lstsq, WS[c], QDD[b], TC[b], WR[b], QC[b], SC[b], DV[b])
+                              lstsq, WS[c], QDD[b], TC[b], WR[b], QC[b], SC[b], DV[b], cp)

@@ -18,6 +18,7 @@ from . import closure_kernel as ck, engine
 from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
                        closure_tree, relative_pose, sweep, world_jacobians)
 from .calls import paths
+from ..model.couplers import coupled_chunks
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = ck.RANK_TOL
@@ -225,10 +226,13 @@ def prepare(model):
     """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
     per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
     -1) and LF = (placement_a rotation, translation, placement_b rotation, translation), the
-    neutral q_c, the workspace offsets and a pool of one-state workspaces."""
+    neutral q_c, the workspace offsets, the tree the kernel runs (``km``: the expansion of a model
+    with couplers, with their ``couplers.Coupled`` record ``cp``; else the model and None) and a
+    pool of one-state workspaces."""
     p = model.__dict__.get("_closure_kernel")
     if p is None:
         ct = closure_tree(model)
+        km = model.kernel_model()
         nl = len(model.loops)
         LI = np.zeros((nl, 6), dtype=np.int64)
         LF = np.zeros((nl, 24))
@@ -238,9 +242,12 @@ def prepare(model):
             LI[k] = (L.body_a, L.body_b, j, 0, 6 - int(ct.nv_joint[j]), qb[j].start if j in qb else -1)
             LF[k] = np.concatenate([np.ravel(L.placement_a.rotation), L.placement_a.translation,
                                     np.ravel(L.placement_b.rotation), L.placement_b.translation])
-        OFF, size = ck.offsets(model.nbodies + 1, model.nv, nl, int(LI[:, 4].sum()), ct.nbodies + 1, ct.nv)
+        coupled = km is not model
+        OFF, size = ck.offsets(model.nbodies + 1, model.nv, nl, int(LI[:, 4].sum()), ct.nbodies + 1, ct.nv,
+                               (km.nq, km.nv) if coupled else None)
         p = model.__dict__["_closure_kernel"] = dict(
-            ct=ct, LI=LI, LF=LF, qn=ct.neutral(), OFF=OFF, size=size, full=paths(model), cfull=paths(ct), pool=[])
+            ct=ct, LI=LI, LF=LF, qn=ct.neutral(), OFF=OFF, size=size, km=km, full=paths(km), cfull=paths(ct),
+            cp=coupled_chunks(model, (km.nq, km.nv), 1)[0] if coupled else None, pool=[])
     return p
 
 
@@ -258,10 +265,10 @@ def kernel_one(model, q, v, tau, t, lstsq):
     try:
         w, cw, ws = p["pool"].pop()
     except IndexError:
-        w, cw, ws = engine.new_workspace(model), engine.new_workspace(p["ct"]), np.zeros(p["size"])
+        w, cw, ws = engine.new_workspace(p["km"]), engine.new_workspace(p["ct"]), np.zeros(p["size"])
     out = [x[0] for x in _outputs(model, p, 1)]
-    ck.constrained_state(model._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                         _NO_FORCE, q, v, tau, t, lstsq, ws, *out)
+    ck.constrained_state(p["km"]._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"],
+                         p["OFF"], _NO_FORCE, q, v, tau, t, lstsq, ws, *out, p["cp"])
     p["pool"].append((w, cw, ws))
     return out
 
@@ -272,12 +279,12 @@ def kernel_many(model, Q, V, TAU, T, lstsq):
     p = prepare(model)
     B = Q.shape[0]
     nchunk = engine.n_chunks(B)
-    W = np.zeros((nchunk, engine.new_workspace(model).shape[0]))
+    W = np.zeros((nchunk, engine.new_workspace(p["km"]).shape[0]))
     CW = np.zeros((nchunk, engine.new_workspace(p["ct"]).shape[0]))
     WS = np.zeros((nchunk, p["size"]))
     out = _outputs(model, p, B)
-    ck.constrained_many(model._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                     _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out)
+    ck.constrained_many(p["km"]._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+                        _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out, p["cp"])
     return out
 
 
@@ -294,11 +301,10 @@ def constrained_qdd(model, q, qd, tau, t, redundant, qc0=None):
     """(qdd, (position residual, velocity residual), dv) of one state (arrays of the model's
     shapes; no batch), dv the velocity projection's correction (``project_velocity``: qd + dv),
     by the kernel; where it does not finish, the reference path's (dv None)."""
-    if not model.has_couplers:
-        q, qd, tau = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, tau))
-        qdd, _, _, _, sc, dv = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
-        if sc[0] == 0:
-            return qdd, (sc[3], sc[4]), dv
+    q, qd, tau = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, tau))
+    qdd, _, _, _, sc, dv = kernel_one(model, q, qd, tau, float(t), redundant == "lstsq")
+    if sc[0] == 0:
+        return qdd, (sc[3], sc[4]), dv
     r = _solve_state(model, q, qd, tau, t, redundant, qc0)
     return r["qdd"], (r["terms"].position_residual, r["terms"].velocity_residual), None
 
@@ -314,7 +320,7 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
     _check_redundant(redundant)
     lstsq = redundant == "lstsq"
     tau1 = np.zeros(model.nv) if tau is None else tau
-    if not model.has_couplers and type(t) is float and _one_state(model, q, qd, tau1):
+    if type(t) is float and _one_state(model, q, qd, tau1):
         # one state of float64 arrays: straight to the kernel
         out = kernel_one(model, q, qd, tau1, t, lstsq)
         if out[4][0] == 0:
@@ -322,11 +328,6 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
     single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"), finite=False)
     B = Q.shape[0]
     ts = np.ascontiguousarray(np.broadcast_to(np.asarray(t, dtype=float), (B,)))
-    if model.has_couplers:
-        # the reference path (the kernel runs the tree without its couplers' expansion)
-        _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"))
-        res = [_solve_state(model, Q[b], V[b], T[b], float(ts[b]), redundant) for b in range(B)]
-        return ConstrainedDynamics(**(res[0] if single else _stack(res)))
     Q, V, T = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, T))
     if single:
         out = kernel_one(model, Q[0], V[0], T[0], float(ts[0]), lstsq)

@@ -20,6 +20,8 @@ variable (no unit quaternion), it is no coupler's independent coordinate and no 
 dependent one (no chains, no cycles); a coupler reads 1 to 6 independent coordinates, of the same
 kind; its function does not depend on time.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import prange
 
@@ -188,6 +190,18 @@ def expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, par
             af[cv[c]] = acc
 
 
+@jit(inline="always")
+def gt_mul(G, X, out):
+    """out = G^T X, skipping the zeros of G (mostly rows of the identity)."""
+    out[:, :] = 0.0
+    for k in range(G.shape[0]):
+        for a in range(G.shape[1]):
+            g = G[k, a]
+            if g != 0.0:
+                for c in range(X.shape[1]):
+                    out[a, c] += g * X[k, c]
+
+
 @jit
 def _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
                 QF, VF, AF, G, QI, VI, b):
@@ -269,3 +283,30 @@ class Coupling:
         if self.Gv is not None:
             return np.ascontiguousarray(J_full @ self.Gv)
         return np.ascontiguousarray(J_full @ self.G)
+
+
+# ---------------------------------------------------------------------------- in other kernels
+Coupled = namedtuple("Coupled", [
+    "own_q", "own_v", "cq", "cv", "cnind", "cind_q", "cind_v", "cfadr", "cscale", "params",   # couplers.tables
+    "qf", "vf", "af",         # the expansion's state and acceleration bias
+    "G",                      # (nv_full, nv): the couplers' Jacobian
+    "qi", "vi",               # a coupler's independent coordinates and rates (MAX_IND)
+    "Mf", "T", "Mr",          # M_full (nv_full, nv_full), G^T M_full (nv, nv_full), G^T M_full G
+    "hf", "rhs",              # h_full, tau - G^T h_full
+    "za"])                    # zero accelerations (nv)
+
+
+def coupled_chunks(model, full, nchunk):
+    """One ``Coupled`` record per chunk of a run of a model with couplers (``full`` its
+    expansion's sizes: nq, nv)."""
+    tabs = model._coupler_tables()
+    nv = model.nv
+    nqf, nvf = full
+    out = []
+    for _ in range(nchunk):
+        work = (np.zeros(nqf), np.zeros(nvf), np.zeros(nvf), np.zeros((nvf, nv)), np.zeros(MAX_IND),
+                np.zeros(MAX_IND), np.zeros((nvf, nvf)), np.zeros((nv, nvf)), np.zeros((nv, nv)), np.zeros(nvf),
+                np.zeros(nv), np.zeros(nv))
+        out.append(Coupled(*tabs, *work))
+    return out
+

@@ -12,7 +12,9 @@ each only where its residual exceeds the tolerance (1e-12), the position steps b
 max(tol, 1e-9) after ``max_iter`` steps) stops the trajectory with ``SimulationStatus.CONSTRAINT``
 and a message naming each loop's residual.  The initial state is projected the same way.  The
 trajectory reports ``position_residual`` (the largest |N_c^T e| of a loop) and
-``velocity_residual`` (max |Jc v + s|) at every recorded time, by the same kernel.
+``velocity_residual`` (max |Jc v + s|) at every recorded time, by the same kernel.  A model
+with couplers runs the kernel on its expansion (M = G^T M_full G, Jc = Jc_full G: its ``Closed``
+record carries the couplers' ``Coupled`` one) and moves q by the integrators' chart.
 """
 import numpy as np
 
@@ -22,7 +24,8 @@ from ..algorithms.assembly import assemble
 from ..algorithms.closures import ConstraintError
 from ..algorithms.constrained import _check_redundant, constrained_dynamics, kernel_many, prepare as kernel_tables
 from ..core.quaternions import retract
-from ..model.layout import views
+from ..model.couplers import coupled_chunks
+from ..model.layout import model_view, views
 from .records import Closed
 from .status import ST_CONSTRAINT, ST_NONFINITE
 
@@ -34,11 +37,13 @@ PROJECTION_ITER = 100
 @jit
 def closed_accel(con, m, r, s, q, v, tau, t, F, fb, qdd, quick):
     """qdd of the constrained dynamics at one state (the kernel's outputs in con's workspace;
-    ``quick``: as ``constrained_views``); returns (status, joint)."""
+    ``quick``: as ``constrained_views``; a model with couplers: m its expansion's views, the
+    state its own); returns (status, joint)."""
     cm, cr, cs = views(con.cmb, con.cw)
     sc = con.sc
-    ck.constrained_views(m, r, s, cm, cr, cs, con.full, con.cfull, con.LI, con.LF, con.qn, con.OFF, F, fb, q, v, tau,
-                         t, con.lstsq, quick, con.ws, qdd, con.tauc, con.wrench, con.qc, sc, con.dvel)
+    qf, vf, af, G = ck.expansion(con.cp, con.ws, con.OFF, q, v, s.zv)
+    ck.constrained_views(m, r, s, cm, cr, cs, con.full, con.cfull, con.LI, con.LF, con.qn, con.OFF, F, fb, qf, vf, af,
+                         G, tau, t, con.lstsq, quick, con.ws, qdd, con.tauc, con.wrench, con.qc, sc, con.dvel)
     if sc[0] == 0:
         return 0, -1
     if sc[0] == ck.ST_INPUT:
@@ -69,6 +74,7 @@ def closed_project(con, m, r, s, q, v, t):
     moved = False
     if con.sc[3] > con.tol:
         q0, qt, dq, ws, o = con.q0, con.qt, con.dq, con.ws, con.OFF[ck.O_DP]
+        mc = model_view(con.mbc)
         for k in range(nq):
             q0[k] = q[k]
         nrm = _position_norm(con)
@@ -83,7 +89,7 @@ def closed_project(con, m, r, s, q, v, t):
             while step >= 1e-4:
                 for k in range(nv):
                     con.dvel[k] = step * dq[k]
-                retract(m, q, con.dvel, qt)
+                retract(mc, q, con.dvel, qt)
                 code, joint = closed_accel(con, m, r, s, qt, v, con.zt, t, F0, nq * 0, con.qa, -1.0)
                 at_q = False
                 if code == 0 and _position_norm(con) < nrm:
@@ -116,24 +122,24 @@ def closed_project(con, m, r, s, q, v, t):
 def check_run(model, t_eval, f_ext, redundant):
     """What a loop model's run cannot take, refused with a ValueError naming it."""
     _check_redundant(redundant)
-    if model.has_couplers:
-        raise ValueError("simulate: a model with both loop closures and couplers is not supported")
     for name, x in (("t_eval", t_eval), ("f_ext", f_ext)):
         if x is not None:
             raise ValueError(f"simulate: {name} is not supported for a model with loop closures")
 
 
-def closed_chunks(model, nchunk, redundant):
-    """One ``Closed`` record per chunk of a run of a loop model."""
+def closed_chunks(model, nchunk, redundant, mbc):
+    """One ``Closed`` record per chunk of a run of a loop model (``mbc``: the integrators' chart,
+    ``driver._chart``, of a model with couplers; else the model's buffer)."""
     p = kernel_tables(model)
-    ct = p["ct"]
+    ct, km = p["ct"], p["km"]
     nq, nv = model.nq, model.nv
+    cps = coupled_chunks(model, (km.nq, km.nv), nchunk) if km is not model else [None] * nchunk
     out = []
-    for _ in range(nchunk):
+    for cp in cps:
         out.append(Closed(ct._mb, engine.new_workspace(ct), p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
                           redundant == "lstsq", PROJECTION_TOL, PROJECTION_ITER, np.zeros(p["size"]), np.zeros(nv),
                           np.zeros((len(model.loops), 6)), np.zeros(ct.nq), np.zeros(5), np.zeros(nv), np.zeros(nv),
-                          np.zeros(nv), np.zeros(nq), np.zeros(nq), np.zeros(nv)))
+                          np.zeros(nv), np.zeros(nq), np.zeros(nq), np.zeros(nv), cp, mbc))
     return out
 
 

@@ -49,9 +49,10 @@ import numpy as np
 
 from ..algorithms import engine
 from ..model import inputs, layout
+from ..model.couplers import coupled_chunks
 from .integrators import run_chunk
 from .prepare import prepare
-from .records import SimParams, coupled_chunks, new_carry, new_recording, running
+from .records import SimParams, new_carry, new_recording, running
 from .results import assemble, interrupted, raise_or_flag
 from .status import ST_INTERRUPTED, ST_TORQUE
 from .tableaux import DP_E, DP_P, M_DOPRI, TABLEAUX
@@ -135,7 +136,7 @@ class _Loop:
         # step, on one ``Closed`` record per chunk (None: no constraints)
         self.cons = [None] * nchunk
         if model.has_loops:
-            self.cps = self.cons = closed_chunks(model, nchunk, run.redundant)
+            self.cps = self.cons = closed_chunks(model, nchunk, run.redundant, self.mbc)
         self.bounds = [(c * n // nchunk, (c + 1) * n // nchunk) for c in range(nchunk)]
         self.pool = None
         if nchunk > 1:

@@ -8,16 +8,14 @@ passes them as flat arguments, caches kernels that take them, and reads their fi
 * ``Carry``: what each trajectory carries from one compiled segment to the next (its state, step
   counters, step size, status and where it stopped), one row per trajectory;
 * ``Recording``: the recorded states and energies, (T, B, ...);
-* ``Coupled``: a model with couplers, the couplers' tables and one chunk's workspace for the
-  reduced dynamics on the expansion (``stage.coupled_accel``);
+* ``Coupled`` (``couplers.Coupled``): a model with couplers, the couplers' tables and one chunk's
+  workspace for the reduced dynamics on the expansion (``stage.coupled_accel``);
 * ``Closed``: a model with loop closures, the closure kernel's tables and one chunk's workspace
   for the constrained dynamics and the projection onto the loop constraints (``closed``).
 """
 from collections import namedtuple
 
 import numpy as np
-
-from ..model.couplers import MAX_IND
 
 # how tau is given: one row held constant, one row per step, one row per recorded time
 TAU_CONST, TAU_STEP, TAU_INTERVAL = 0, 1, 2
@@ -52,15 +50,6 @@ Carry = namedtuple("Carry", [
 
 Recording = namedtuple("Recording", "q v kinetic potential")
 
-Coupled = namedtuple("Coupled", [
-    "own_q", "own_v", "cq", "cv", "cnind", "cind_q", "cind_v", "cfadr", "cscale", "params",   # couplers.tables
-    "qf", "vf", "af",         # the expansion's state and acceleration bias
-    "G",                      # (nv_full, nv): the couplers' Jacobian
-    "qi", "vi",               # a coupler's independent coordinates and rates (MAX_IND)
-    "Mf", "T", "Mr",          # M_full (nv_full, nv_full), G^T M_full (nv, nv_full), G^T M_full G
-    "hf", "rhs",              # h_full, tau - G^T h_full
-    "za"])                    # zero accelerations (nv)
-
 
 def new_carry(q0, v0, h0):
     """The carried state of a run from initial states q0 (B, nq), v0 (B, nv), first step h0."""
@@ -90,21 +79,6 @@ def new_recording(nrec, n, nq, nv):
                      np.full((nrec, n), np.nan))
 
 
-def coupled_chunks(model, full, nchunk):
-    """One ``Coupled`` record per chunk of a run of a model with couplers (``full`` its
-    expansion's sizes: nq, nv)."""
-    tabs = model._coupler_tables()
-    nv = model.nv
-    nqf, nvf = full
-    out = []
-    for _ in range(nchunk):
-        work = (np.zeros(nqf), np.zeros(nvf), np.zeros(nvf), np.zeros((nvf, nv)), np.zeros(MAX_IND),
-                np.zeros(MAX_IND), np.zeros((nvf, nvf)), np.zeros((nv, nvf)), np.zeros((nv, nv)), np.zeros(nvf),
-                np.zeros(nv), np.zeros(nv))
-        out.append(Coupled(*tabs, *work))
-    return out
-
-
 Closed = namedtuple("Closed", [
     "cmb", "cw",              # the closure tree's model buffer and one-state workspace
     "full", "cfull",          # the joint paths compiled (``calls.paths``) of the tree and the closure tree
@@ -113,4 +87,7 @@ Closed = namedtuple("Closed", [
     "ws",                     # one state's workspace of the kernel
     "tauc", "wrench", "qc", "sc", "dvel",   # its other outputs
     "zt", "qa",               # zero joint forces (nv), the projection's accelerations (unused)
-    "q0", "qt", "dq"])        # the projection's scratch (nq, nq, nv)
+    "q0", "qt", "dq",         # the projection's scratch (nq, nq, nv)
+    "cp",                     # None, or with couplers their ``couplers.Coupled`` record (the kernel reads its
+                              # tables, the energies expand into its arrays)
+    "mbc"])                   # the integrators' chart (``driver._chart``; the model's buffer without couplers)

@@ -12,8 +12,8 @@ couplers, else its ``records.Coupled`` record: the two kinds of model compile se
 the loop, and a model without couplers compiles none of the coupled code.
 
 A model with loop closures passes its ``records.Closed`` record as ``cp``: each stage is then
-the constrained dynamics, Jc qdd + bc = 0 exactly (``closed.closed_accel``), the energies those of
-the tree.
+the constrained dynamics, Jc qdd + bc = 0 exactly (``closed.closed_accel``; with couplers on the
+expansion, reduced by G), the energies those of the tree (of its expansion).
 
 ``project`` is where a step's end state meets constraints that are not coordinates (closed loops):
 it is called on every accepted step, before the state is checked and recorded, and on the
@@ -30,7 +30,7 @@ from ..algorithms.crba import _chol_solve, crba_checked
 from ..algorithms.energy import energy_state
 from ..algorithms.rnea import rnea_state
 from ..model import inputs
-from ..model.couplers import expand_state
+from ..model.couplers import expand_state, gt_mul
 from .closed import closed_accel, closed_project
 from .control import call_law
 from .records import Closed
@@ -113,6 +113,11 @@ def _closed(cp):
     return getattr(cp, "instance_class", None) is Closed
 
 
+def _closed_coupled(cp):
+    """Whether cp is the ``Closed`` record of a model with couplers."""
+    return _closed(cp) and not isinstance(cp.types[cp.fields.index("cp")], types.NoneType)
+
+
 @overload(dynamics)
 def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     if isinstance(cp, types.NoneType):
@@ -131,10 +136,17 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
 
 @overload(energy)
 def _energy_impl(cp, m, r, s, q, v, t):
-    if isinstance(cp, types.NoneType) or _closed(cp):
+    if isinstance(cp, types.NoneType) or (_closed(cp) and not _closed_coupled(cp)):
         def plain(cp, m, r, s, q, v, t):
             energy_state(m, r, s, q, v, t, level1(m), True, s.e5)
         return plain
+    if _closed(cp):
+        def closed_coupled(cp, m, r, s, q, v, t):
+            one = level1(m)
+            cc = cp.cp
+            _expand(cc, q, v, cc.za, one)
+            energy_state(m, r, s, cc.qf, cc.vf, t, one, True, s.e5)
+        return closed_coupled
 
     def coupled(cp, m, r, s, q, v, t):
         one = level1(m)
@@ -162,18 +174,6 @@ def _expand(cp, q, v, a, level):
                  q, v, a, level, cp.qi, cp.vi, cp.qf, cp.vf, cp.af, cp.G)
 
 
-@jit(inline="always")
-def _gt_mul(G, X, out):
-    """out = G^T X, skipping the zeros of G (mostly rows of the identity)."""
-    out[:, :] = 0.0
-    for k in range(G.shape[0]):
-        for a in range(G.shape[1]):
-            g = G[k, a]
-            if g != 0.0:
-                for c in range(X.shape[1]):
-                    out[a, c] += g * X[k, c]
-
-
 @jit
 def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
@@ -188,8 +188,8 @@ def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     if code != 0 and code != inputs.NEAR_SINGULAR:
         return code, joint
     # T = G^T M_full, M = G^T T^T (= G^T M_full G, M_full symmetric), rhs = tau - G^T h_full
-    _gt_mul(G, Mf, T)
-    _gt_mul(G, T.T, Mr)
+    gt_mul(G, Mf, T)
+    gt_mul(G, T.T, Mr)
     for a in range(G.shape[1]):
         x = tau[a]
         for k in range(G.shape[0]):
