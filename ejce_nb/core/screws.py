@@ -17,7 +17,7 @@ from .._jit import jit
 from .generic_path import seeds
 from .joints import codes as C
 from .joints.pose import coord_function, function1, simple_coord
-from .lanes import LANES, get, load_row, pack, store_row, zero_of
+from .lanes import LANES, get, load_row, pack, put, store_row, zero_of
 from .placement import place
 from .spatial import ZERO3, ZERO6, axpy6, cross, crm, ld3, ld6, mm, mtv, mv, rot_axis, st6
 
@@ -87,10 +87,11 @@ def _function_amount(m, r, s, i, q, t, k, Z):
     ``function1``, in plain numbers)."""
     c = simple_coord(m.jnt_params, m.mot_fadr[k])
     if c >= 0:
-        f, d1, _ = function1(m.jnt_params, m.mot_fadr[k], q[m.jnt_qadr[i] + c])
+        f, d1, d2 = function1(m.jnt_params, m.mot_fadr[k], q[m.jnt_qadr[i] + c])
         for j in range(6):
             r.mg[k, j] = 0.0
         r.mg[k, c] = d1
+        r.mh[k] = d2
         return f
     qj = seeds(q, s.zv, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
     fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
@@ -100,15 +101,22 @@ def _function_amount(m, r, s, i, q, t, k, Z):
 
 
 def _function_rates(m, r, i, q, v, t, k, Z):
-    """(first, second derivative along the motion) of motion k's function amount."""
+    """(first, second derivative along the motion) of motion k's function amount (one Poly or
+    Spline term of a coordinate: from its derivatives the position stage recorded)."""
     c = simple_coord(m.jnt_params, m.mot_fadr[k])
     if c >= 0:
-        _, d1, d2 = function1(m.jnt_params, m.mot_fadr[k], q[m.jnt_qadr[i] + c])
-        w = v[m.jnt_dofadr[i] + c]
-        return d1 * w, d2 * w * w
+        return _simple_rates(m, r, i, v, k, c)
     qj = seeds(q, v, m.jnt_qadr[i], m.jnt_nq[i], m.jnt_dofadr[i], -1)
     fj, _ = coord_function(m.jnt_params, m.mot_fadr[k], qj, (t, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     return fj[1], fj[2]
+
+
+@jit(inline="always")
+def _simple_rates(m, r, i, v, k, c):
+    """f' = f_q w and f''0 = f_qq w^2 of an amount f(q_c) of the joint's coordinate c, w its rate
+    (numbers, or a group's lanes)."""
+    w = get(v, m.jnt_dofadr[i] + c)
+    return load_row(r.mg, k, c) * w, get(r.mh, k) * w * w
 
 
 def _lane_function_amount(m, r, s, i, q, t, k, Z):
@@ -117,31 +125,19 @@ def _lane_function_amount(m, r, s, i, q, t, k, Z):
     p = m.mot_fadr[k]
     c = simple_coord(m.jnt_params, p)
     row = m.jnt_qadr[i] + c
-    f0, g0, _ = function1(m.jnt_params, p, q[row, 0])
-    f1, g1, _ = function1(m.jnt_params, p, q[row, 1])
-    f2, g2, _ = function1(m.jnt_params, p, q[row, 2])
-    f3, g3, _ = function1(m.jnt_params, p, q[row, 3])
+    f0, g0, h0 = function1(m.jnt_params, p, q[row, 0])
+    f1, g1, h1 = function1(m.jnt_params, p, q[row, 1])
+    f2, g2, h2 = function1(m.jnt_params, p, q[row, 2])
+    f3, g3, h3 = function1(m.jnt_params, p, q[row, 3])
     for j in range(6):
         store_row(r.mg, k, j, Z)
     store_row(r.mg, k, c, pack(g0, g1, g2, g3))
+    put(r.mh, k, pack(h0, h1, h2, h3))
     return pack(f0, f1, f2, f3)
 
 
 def _lane_function_rates(m, r, i, q, v, t, k, Z):
-    p = m.mot_fadr[k]
-    c = simple_coord(m.jnt_params, p)
-    row = m.jnt_qadr[i] + c
-    col = m.jnt_dofadr[i] + c
-    _, a0, b0 = function1(m.jnt_params, p, q[row, 0])
-    _, a1, b1 = function1(m.jnt_params, p, q[row, 1])
-    _, a2, b2 = function1(m.jnt_params, p, q[row, 2])
-    _, a3, b3 = function1(m.jnt_params, p, q[row, 3])
-    w0 = v[col, 0]
-    w1 = v[col, 1]
-    w2 = v[col, 2]
-    w3 = v[col, 3]
-    return (pack(a0 * w0, a1 * w1, a2 * w2, a3 * w3),
-            pack(b0 * w0 * w0, b1 * w1 * w1, b2 * w2 * w2, b3 * w3 * w3))
+    return _simple_rates(m, r, i, v, k, simple_coord(m.jnt_params, m.mot_fadr[k]))
 
 
 def function_amount(m, r, s, i, q, t, k, Z):

@@ -105,6 +105,8 @@ RECORD = (
     T("cJ", ("n1", 6), "f8", "joint bias: d/dt vJ (C coordinates) - S u'"),
     T("mS", ("nmot", 6), "f8", "screw path: unit twist of each elementary motion (C axes)"),
     T("mg", ("nmot", 6), "f8", "screw path: gradient of each motion's amount over the joint's coordinates"),
+    T("mh", "nmot", "f8", "screw path: second derivative of a motion's amount that is one Poly or Spline "
+      "term of a coordinate"),
     T("vel", ("n1", 6), "f8", "body twist in C_i"),
     T("acc", ("n1", 6), "f8", "body spatial acceleration in C_i, gravity as a base acceleration"),
     T("RC", ("n1", 3, 3), "f8", "world axes of C_i"),
