@@ -13,7 +13,6 @@ from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
 _ND = np.ndarray
-_NO_FORCE = calls._NO_FORCE
 _EMPTY = calls._EMPTY
 _RAISE, _FLAG = "raise", "flag"
 _FULL = (None, True)
@@ -21,7 +20,8 @@ _FULL = (None, True)
 
 def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     """The fast path of a one-state call: the entry ``LIVE[slot]`` on the caller's arrays untouched
-    (``x``: qdd for rnea and forward kinematics, tau for aba), with a pooled workspace (or the
+    (``x``: qdd for rnea and forward kinematics, tau for aba; ``P``: the entry's parameters, None
+    for the quantities that take none, ``driver.P_FREE``), with a pooled workspace (or the
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports)."""
@@ -40,7 +40,10 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
         return None
     out = np.empty(shape) if pool is not None else data._one(key, shape)
     try:
-        st = d(model._mb, w, _FULL[kind], P, q, v, x, t, _NO_FORCE, out)
+        if P is None:
+            st = d(model._mb, w, _FULL[kind], q, v, x, t, out)
+        else:
+            st = d(model._mb, w, _FULL[kind], P, q, v, x, t, out)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     if pool is not None:
@@ -67,7 +70,7 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
     (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        tau = _fast(RNEA, model, data, errors, "tau", model.nv, calls._P0, q, qd, qdd, t)
+        tau = _fast(RNEA, model, data, errors, "tau", model.nv, None, q, qd, qdd, t)
         if tau is not None:
             return tau
     return _rnea(model, q, qd, qdd, t, f_ext, data, errors, "rnea")
@@ -80,7 +83,7 @@ def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     if qd is None:
         raise ValueError("qd is required")
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        h = _fast(RNEA, model, data, errors, "h", model.nv, calls._P0, q, qd, _EMPTY, t)
+        h = _fast(RNEA, model, data, errors, "h", model.nv, None, q, qd, _EMPTY, t)
         if h is not None:
             return h
     return _rnea(model, q, qd, None, t, None, data, errors, "nonlinear_effects")
@@ -107,7 +110,7 @@ def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
     Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        qdd = _fast(ABA, model, data, errors, "qdd", model.nv, calls._P0, q, qd, tau, t)
+        qdd = _fast(ABA, model, data, errors, "qdd", model.nv, None, q, qd, tau, t)
         if qdd is not None:
             return qdd
     if model.has_couplers:
@@ -144,7 +147,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), calls._P0, q, q, _EMPTY, t)
+        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), None, q, q, _EMPTY, t)
         if M is not None:
             return M
     return _mass(model, q, t, data, errors)

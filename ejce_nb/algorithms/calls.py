@@ -4,7 +4,8 @@ outputs, statuses and errors around its compiled kernels, for every public funct
 import numpy as np
 
 from . import engine
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P_FK_LEVEL, RNEA, chunk, many
+from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NO_FORCE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA,
+                     chunk, many)
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
@@ -26,8 +27,9 @@ def _params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
     return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
 
 
-_P0 = _params()
-_NO_FORCE = np.zeros((0, 1, 6))
+_P0 = P0
+_NO_FORCE = NO_FORCE
+assert np.array_equal(_params(), P0)
 _EMPTY = np.zeros(0)
 
 
@@ -86,20 +88,25 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     status = np.zeros((n, NSLOT, 2), dtype=np.int64)
     full = paths(km)
     V = V if V.shape[1] else qk
-    if B is None and entry_name is not None:
+    if B is None and entry_name is not None and F.shape[0] == 0:
         # one state, one quantity: the entry the fast path calls (compiled here on first use)
         w = data._w if data is not None else engine.one_workspace(km)
         k = slots[0]
         out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
         kind = 0 if full is None else 1
-        st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], TAU_IN[0] if k == ABA else A[0], t1[0], F, out)
+        x = TAU_IN[0] if k == ABA else A[0]
+        if k in P_FREE:
+            st = call(ONE[k][kind], km._mb, w, full, qk[0], V[0], x, t1[0], out)
+        else:
+            st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], x, t1[0], out)
         LIVE[k][kind] = ONE[k][kind]
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
         if data is None:
             engine.release(km, w)
     elif B is None:
-        # one state, several quantities: the chunk kernel on this thread (no thread pool to wake)
+        # one state, several quantities or external forces: the chunk kernel on this thread (no
+        # thread pool to wake)
         if data is not None:
             rec = int(km._mb[H_REC])
             R, S, token = data._w[:rec].reshape(1, rec), data._w[rec:].reshape(1, -1), None

@@ -29,6 +29,7 @@ wrapped by ``quantity``, called in ``evaluate_state`` with the forward level it 
 ``SLOTS``, a branch of ``calls._output`` saying the shape of its output, and a public function
 calling ``calls.run``.
 """
+import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
@@ -248,36 +249,43 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     return st
 
 
-# the compiled entries of the public functions, one per quantity: ``entry(mb, w, full, P, q, v, x,
-# t, F, out)`` with x the accelerations qdd (rnea, forward kinematics) or the joint forces tau
-# (aba), and ``out`` the quantity's output; few arguments, since each costs the call from Python
-# its typing (``x[:0]``: no entries, read as zero)
-def one_rnea(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x, x[:0], t, F, out, None, None, None, None, None, None)
+# the compiled entries of the public functions, one per quantity: ``entry(mb, w, full, [P,] q, v,
+# x, t, out)`` with x the accelerations qdd (rnea, forward kinematics) or the joint forces tau
+# (aba), and ``out`` the quantity's output.  Few arguments, since each costs the call from Python
+# its typing: no external forces (a one-state call with f_ext runs ``chunk``), and no P where the
+# quantity has no parameters (``P_FREE``: P0, the parameters at their defaults).  ``x[:0]``: no
+# entries, read as zero.
+P0 = np.zeros(5, dtype=np.int64)
+NO_FORCE = np.zeros((0, 1, 6))
+P_FREE = (RNEA, ABA, CRBA)
 
 
-def one_aba(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x[:0], x, t, F, None, out, None, None, None, None, None)
+def one_rnea(mb, w, full, q, v, x, t, out):
+    return one(mb, w, full, P0, q, v, x, x[:0], t, NO_FORCE, out, None, None, None, None, None, None)
 
 
-def one_mass_matrix(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, out, None, None, None, None)
+def one_aba(mb, w, full, q, v, x, t, out):
+    return one(mb, w, full, P0, q, v, x[:0], x, t, NO_FORCE, None, out, None, None, None, None, None)
 
 
-def one_forward_kinematics(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x, x[:0], t, F, None, None, None, out, None, None, None)
+def one_mass_matrix(mb, w, full, q, v, x, t, out):
+    return one(mb, w, full, P0, q, v, x[:0], x[:0], t, NO_FORCE, None, None, out, None, None, None, None)
 
 
-def one_joint_terms(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, out, None, None)
+def one_forward_kinematics(mb, w, full, P, q, v, x, t, out):
+    return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, None, out, None, None, None)
 
 
-def one_body_jacobian(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, None, out, None)
+def one_joint_terms(mb, w, full, P, q, v, x, t, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, out, None, None)
 
 
-def one_energy(mb, w, full, P, q, v, x, t, F, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, F, None, None, None, None, None, None, out)
+def one_body_jacobian(mb, w, full, P, q, v, x, t, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, out, None)
+
+
+def one_energy(mb, w, full, P, q, v, x, t, out):
+    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, None, out)
 
 
 _ENTRIES = (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics, one_joint_terms, one_body_jacobian,
