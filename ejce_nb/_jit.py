@@ -24,9 +24,15 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 
 import numba
 from numba.core import event as _event
+from numba.core.errors import NumbaIRAssumptionWarning
+
+# Numba's internal check of its own IR ("please report") fires on some of the package's inlined
+# overloads while they compile; it says nothing about the caller's code or results
+warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning, module=r".*[/\\]ejce_nb[/\\]")
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
