@@ -21,7 +21,7 @@ from ejce_nb.model import layout
 from ejce_nb._jit import jit
 from ejce_nb.algorithms.aba import aba_state
 from ejce_nb.models import chain, load, random_states as states
-from ejce_nb.algorithms.calls import _NO_FORCE
+from ejce_nb.algorithms.driver import NO_FORCE
 from ejce_nb.algorithms.rnea import rnea_state
 
 
@@ -30,7 +30,7 @@ def _rnea_loop(mb, w, q, v, a, tau, reps):
     m, r, s = layout.views(mb, w)
     for _ in range(reps):
         r.hdr[layout.REC_POS] = 0.0
-        rnea_state(m, r, s, q, v, a, 0.0, _NO_FORCE, 0, None, tau)
+        rnea_state(m, r, s, q, v, a, 0.0, NO_FORCE, 0, None, tau)
 
 
 @jit
@@ -38,7 +38,7 @@ def _aba_loop(mb, w, q, v, tau, qdd, reps):
     m, r, s = layout.views(mb, w)
     for _ in range(reps):
         r.hdr[layout.REC_POS] = 0.0
-        aba_state(m, r, s, q, v, tau, 0.0, _NO_FORCE, 0, None, qdd)
+        aba_state(m, r, s, q, v, tau, 0.0, NO_FORCE, 0, None, qdd)
 
 
 def kernel_runs(model, q, qd, qdd, tau):

@@ -8,7 +8,7 @@ import numpy as np
 from . import calls, engine
 from .crba import _chol_solve, _chol_solve_batch
 from .calls import finish, paths, run
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, params
 from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
@@ -156,7 +156,7 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
 def _mass(model, q, t, data, errors, rank=False):
     inputs.check_errors_arg(errors)
     B, km, mim, outs, status, used, t1 = run(model, [CRBA], q, None, None, None, t, None, data,
-                                             calls._params(rank=rank), entry_name="mass_matrix")
+                                             params(rank=rank), entry_name="mass_matrix")
     M = outs[CRBA] if mim is None else mim.mass(outs[CRBA])
     if data is not None and mim is None:
         keep = data._result("M", M.shape[1:] if B is None else M.shape)
@@ -228,7 +228,7 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
                   nan=(res.R, res.p, res.omega, res.v, res.alpha, res.a) if errors == "flag" else ())
 
 
-_FK_P = [calls._params(fk_level=k) for k in range(3)]
+_FK_P = [params(fk_level=k) for k in range(3)]
 
 
 def _fk_buffer(model, B, level, out, data):
@@ -287,7 +287,7 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
                   nan=(J, Rr, rr, *fields) if errors == "flag" else ())
 
 
-_JT_P = [calls._params(outboard=k) for k in (False, True)]
+_JT_P = [params(outboard=k) for k in (False, True)]
 
 
 def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
@@ -299,7 +299,7 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
     if generic:
         model, data = model.with_generic_joints(), None
     B, km, mim, outs, status, used, t1 = run(model, [BJ], q, None, None, None, t, None, data,
-                                             calls._params(body=i), entry_name="body_jacobian")
+                                             params(body=i), entry_name="body_jacobian")
     out = outs[BJ].reshape(len(t1), 6, km.nv)
     if mim is not None:
         out = mim.right(out)
@@ -317,7 +317,7 @@ def _energies(model, q, qd, t, data, errors, what):
     return (B, res) if errors == "raise" else (B, res[0], res[1])
 
 
-_EN_P = [calls._params(en_level=k) for k in (0, 1)]
+_EN_P = [params(en_level=k) for k in (0, 1)]
 
 
 def _pick(B, out, col, errors, status=None):
@@ -400,7 +400,7 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
         else:
             res["aba"] = fd
         return res
-    P = calls._params(fk_level=fk_level, body=0 if body is None else model.body_index(body), en_level=en_level)
+    P = params(fk_level=fk_level, body=0 if body is None else model.body_index(body), en_level=en_level)
     B = None if np.ndim(q) <= 1 else len(q)
     bufs = None
     if out is not None and B is not None and not model.has_couplers:

@@ -4,8 +4,7 @@ outputs, statuses and errors around its compiled kernels, for every public funct
 import numpy as np
 
 from . import engine
-from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NO_FORCE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA,
-                     chunk, many)
+from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA, chunk, many
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
@@ -23,13 +22,6 @@ def paths(km):
     return None if full == 0 else True
 
 
-def _params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
-    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
-
-
-_P0 = P0
-_NO_FORCE = NO_FORCE
-assert np.array_equal(_params(), P0)
 _EMPTY = np.zeros(0)
 
 
@@ -49,7 +41,7 @@ def _output(slot, km, n, P):
     return np.empty((n, 5))
 
 
-def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=None, P=_P0, entry_name="evaluate",
+def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=None, P=P0, entry_name="evaluate",
         outputs=None):
     """The quantities ``slots`` of the states (q, qd, qdd, tau, t) through the input layer:
     returns (B or None, kernel model, coupling or None, {slot: output of the kernel model, with

@@ -18,6 +18,7 @@ from . import closure_kernel as ck, engine
 from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
                        closure_tree, relative_pose, sweep, world_jacobians)
 from .calls import paths
+from .driver import NO_FORCE
 from ..model.couplers import coupled_chunks
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
@@ -219,9 +220,6 @@ def _states(model, q, qd, x, nx, names, finite=True):
 
 
 # ---------------------------------------------------------------------------- the compiled path
-_NO_FORCE = np.zeros((0, 1, 6))
-
-
 def prepare(model):
     """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
     per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
@@ -268,7 +266,7 @@ def kernel_one(model, q, v, tau, t, lstsq):
         w, cw, ws = engine.new_workspace(p["km"]), engine.new_workspace(p["ct"]), np.zeros(p["size"])
     out = [x[0] for x in _outputs(model, p, 1)]
     ck.constrained_state(p["km"]._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"],
-                         p["OFF"], _NO_FORCE, q, v, tau, t, lstsq, ws, *out, p["cp"])
+                         p["OFF"], NO_FORCE, q, v, tau, t, lstsq, ws, *out, p["cp"])
     p["pool"].append((w, cw, ws))
     return out
 
@@ -284,7 +282,7 @@ def kernel_many(model, Q, V, TAU, T, lstsq):
     WS = np.zeros((nchunk, p["size"]))
     out = _outputs(model, p, B)
     ck.constrained_many(p["km"]._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
-                        _NO_FORCE, Q, V, TAU, T, lstsq, WS, *out, p["cp"])
+                        NO_FORCE, Q, V, TAU, T, lstsq, WS, *out, p["cp"])
     return out
 
 

@@ -54,6 +54,11 @@ NSLOT = len(SLOTS)
 P_FK_LEVEL, P_BODY, P_OUTBOARD, P_RANK, P_EN_LEVEL = range(5)
 
 
+def params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
+    """The parameter array P of a call."""
+    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
+
+
 def given(x):
     """Whether a quantity's output array was given (a constant of the compiled code)."""
     return x is not None
@@ -255,7 +260,7 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
 # its typing: no external forces (a one-state call with f_ext runs ``chunk``), and no P where the
 # quantity has no parameters (``P_FREE``: P0, the parameters at their defaults).  ``x[:0]``: no
 # entries, read as zero.
-P0 = np.zeros(5, dtype=np.int64)
+P0 = params()
 NO_FORCE = np.zeros((0, 1, 6))
 P_FREE = (RNEA, ABA, CRBA)
 

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..algorithms.calls import _NO_FORCE
+from ..algorithms.driver import NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
@@ -260,7 +260,7 @@ def prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol
         run.TAU, run.taumode = np.zeros((1, n, model.nv)), TAU_CONST
     else:
         run.TAU, run.taumode = _torque_input(model, tau, B, nsteps, nrec, dopri)
-    run.F = _NO_FORCE if f_ext is None else inputs.fext_array(model, f_ext, B)
+    run.F = NO_FORCE if f_ext is None else inputs.fext_array(model, f_ext, B)
     need = nrec * n * (model.nq + model.nv + 2) * 8
     if need > _memory_limit():
         raise ValueError(f"the records would take {need / 2 ** 30:.1f} GiB ({nrec} recorded times x {n} "
