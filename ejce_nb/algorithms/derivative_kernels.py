@@ -1,24 +1,27 @@
 """The kernels of the dynamics derivatives (``derivatives``): one state, the single-state entry
 and the batch, on preallocated workspaces.
 
-    tau = ID(q, v, a, t):    dtau_dq, dtau_dv (the tangent sweeps), dtau_da = M (crba), dtau_dt
+    tau = ID(q, v, a, t):    dtau_dq, dtau_dv, dtau_da = M (the tangent sweeps), dtau_dt
     qdd = FD(q, v, tau, t):  qdd = aba(q, v, tau), then at a = qdd
                              dqdd_dq = -M^-1 dtau_dq,  dqdd_dv = -M^-1 dtau_dv,  dqdd_dt = -M^-1 dtau_dt,
-                             dqdd_dtau = M^-1 (M = L L^T by Cholesky, M^-1 column by column)
+                             dqdd_dtau = M^-1      (M = L^T L along the tree, each M^-1 A by its
+                                                    solves, row operations along the tree's paths)
 
-A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D
-(``tangent_sweeps``), the affected-body marks, a copy of q and of v that the joints' own
-differences perturb, qdd, a vector, and two nv x nv matrices.  The kernels allocate nothing.
+A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D and the
+world sweep's rows T and composite inertias YC (``tangent_sweeps``), a copy of q and of v that the
+joints' own differences perturb, qdd, a vector, the parents of the velocity variables, and two
+nv x nv matrices.  The kernels allocate
+nothing.
 """
+import numpy as np
 from numba import prange
 
 from ..model import inputs
 from .._jit import entry, jit, pjit
 from .aba import aba_state
-from .crba import chol_factor, chol_subst, crba_after
 from .kinematics import forward
 from .rnea import fext, rnea_forces
-from .tangent_sweeps import direction, rows, time_direction
+from .tangent_sweeps import column_rows, rnea_tangents, rows, time_direction, world_rows
 from ..model.layout import H_REC, model_view, record_view, scratch_view, vec
 from ..model.layout import rows as table_rows
 from ..core.spatial import inertia_mul, ld3, ld6, ld9, mtv, st6
@@ -26,81 +29,125 @@ from ..core.spatial import inertia_mul, ld3, ld6, ld9, mtv, st6
 
 def scratch_size(n1, nq, nv):
     """Entries of one state's scratch of the derivative kernels (see the module)."""
-    return 6 * rows.py_func(n1, nv) + n1 + max(nq, 1) + 3 * nv + 2 * nv * nv
+    return (6 * (rows.py_func(n1, nv) + world_rows.py_func(n1, nv)) + column_rows.py_func() * nv + 22 * n1
+            + max(nq, 1) + 4 * nv + 2 * nv * nv)
 
 
 @jit
 def _views(X, n1, nq, nv):
-    """(D, aff, qp, vp, qdd, tmp, W0, W1): the named parts of one state's scratch X."""
+    """(D, T, C, YC, mark, qp, vp, qdd, tmp, lam, W0, W1): the named parts of one state's scratch X."""
     nd = rows(n1, nv)
-    o = 6 * nd
+    nt = world_rows(n1, nv)
+    nc = column_rows()
+    o = 6 * (nd + nt)
+    C = table_rows(X, o, nc, nv)
+    o += nc * nv
+    YC = table_rows(X, o, n1, 21)
+    mark = vec(X, o + 21 * n1, n1)
+    o += 22 * n1
     qn = max(nq, 1)
-    return (table_rows(X, 0, nd, 6), vec(X, o, n1), vec(X, o + n1, qn), vec(X, o + n1 + qn, nv),
-            vec(X, o + n1 + qn + nv, nv), vec(X, o + n1 + qn + 2 * nv, nv),
-            table_rows(X, o + n1 + qn + 3 * nv, nv, nv), table_rows(X, o + n1 + qn + 3 * nv + nv * nv, nv, nv))
+    return (table_rows(X, 0, nd, 6), table_rows(X, 6 * nd, nt, 6), C, YC, mark,
+            vec(X, o, qn), vec(X, o + qn, nv), vec(X, o + qn + nv, nv), vec(X, o + qn + 2 * nv, nv),
+            vec(X, o + qn + 3 * nv, nv),
+            table_rows(X, o + qn + 4 * nv, nv, nv), table_rows(X, o + qn + 4 * nv + nv * nv, nv, nv))
 
 
 @jit
-def _chol_inverse(M, L, e, Minv):
-    """M^-1 into Minv (L, e: scratch), row by row (M is symmetric); False where M is not clearly
-    positive definite."""
-    n = M.shape[0]
-    for x in range(n):
-        for y in range(n):
-            L[x, y] = M[x, y]
-    if chol_factor(L, 1e-13) >= 0:
-        return False
-    for c in range(n):
-        for x in range(n):
-            e[x] = 0.0
-        e[c] = 1.0
-        chol_subst(L, e, Minv[c])
-    return True
+def _dof_parents(m, lam):
+    """lam[k]: the velocity variable before k on the path to the root (-1: none), as a float:
+    the previous one of k's joint, else the last one of the nearest ancestor joint that has any."""
+    for i in range(1, m.body_parent.shape[0]):
+        vs = m.jnt_dofadr[i]
+        for k in range(vs + 1, vs + m.jnt_nv[i]):
+            lam[k] = k - 1
+        if m.jnt_nv[i] > 0:
+            p = m.body_parent[i]
+            while p > 0 and m.jnt_nv[p] == 0:
+                p = m.body_parent[p]
+            lam[vs] = m.jnt_dofadr[p] + m.jnt_nv[p] - 1 if p > 0 else -1
 
 
 @jit
-def _left_mul_neg(Minv, A, W):
-    """A <- -Minv A (W: scratch of A's shape)."""
-    n = Minv.shape[0]
-    # row by row (contiguous), each entry summed over k in order
-    for x in range(n):
-        for y in range(A.shape[1]):
-            W[x, y] = 0.0
-        for k in range(n):
-            c = Minv[x, k]
-            for y in range(A.shape[1]):
-                W[x, y] -= c * A[k, y]
-    for x in range(n):
-        for y in range(A.shape[1]):
-            A[x, y] = W[x, y]
+def ltl_factor(H, lam, M, scale_tol):
+    """M = L^T L in H's lower triangle (H a copy of M), with the tree's sparsity: L[k, i] is
+    non-zero only for i = k or an ancestor of k (Featherstone, RBDA section 6.5), O(nv d^2) for
+    depth d; returns the first variable whose pivot is not clearly positive (-1: none;
+    ``scale_tol`` relative to M's diagonal there)."""
+    for k in range(H.shape[0] - 1, -1, -1):
+        # a pivot lost to cancellation against its own diagonal: M is singular there
+        if not (H[k, k] > 0.0 and H[k, k] > scale_tol * M[k, k]):
+            return k
+        a = np.sqrt(H[k, k])
+        H[k, k] = a
+        i = int(lam[k])
+        while i >= 0:
+            H[k, i] /= a
+            i = int(lam[i])
+        i = int(lam[k])
+        while i >= 0:
+            j = i
+            while j >= 0:
+                H[i, j] -= H[k, i] * H[k, j]
+                j = int(lam[j])
+            i = int(lam[i])
+    return -1
 
 
 @jit
-def rnea_derivatives_state(m, r, s, D, aff, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
+def ltl_solve_rows(L, lam, A, sign):
+    """A <- sign M^-1 A for M = L^T L (``ltl_factor``): L^T Y = A, then L Z = Y, each a sequence of
+    row operations along the tree's paths (whole rows of A at once)."""
+    n = A.shape[0]
+    w = A.shape[1]
+    for i in range(n - 1, -1, -1):
+        c = 1.0 / L[i, i]
+        for y in range(w):
+            A[i, y] *= c
+        j = int(lam[i])
+        while j >= 0:
+            c = L[i, j]
+            for y in range(w):
+                A[j, y] -= c * A[i, y]
+            j = int(lam[j])
+    for i in range(n):
+        j = int(lam[i])
+        while j >= 0:
+            c = L[i, j]
+            for y in range(w):
+                A[i, y] -= c * A[j, y]
+            j = int(lam[j])
+        c = 1.0 / L[i, i]
+        for y in range(w):
+            A[i, y] *= c
+    if sign != 1.0:
+        for i in range(n):
+            for y in range(w):
+                A[i, y] *= sign
+
+
+@jit
+def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
     """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
     has_f = F.shape[0] > 0
-    forward(m, r, s, q, v, a, t, 2, has_f, False)
+    forward(m, r, s, q, v, a, t, 2, True, False)
     rnea_forces(m, r, s, F, fb, a, tau)
-    crba_after(m, r, s, M)
-    IV = 9 * n1 + nv + 10
-    for i in range(1, n1):
-        st6(D, IV + i, inertia_mul(m.body_mass[i], ld3(m.body_hC, i), ld9(m.body_IC, i), ld6(r.vel, i)))
-    if has_f:
-        # each body's wrench in C axes (moment about the body origin, force)
-        for i in range(1, n1):
-            R = ld9(r.RC, i)
-            st6(D, 7 * n1 + i, mtv(R, (fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2)))
-                + mtv(R, (fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5))))
     for x in range(q.shape[0]):
         qp[x] = q[x]
     for x in range(v.shape[0]):
         vp[x] = v[x]
-    for j in range(1, n1):
-        for c in range(m.jnt_nv[j]):
-            direction(m, r, s, D, aff, j, c, m.jnt_dofadr[j] + c, q, v, a, t, qp, vp, has_f, dq, dv)
+    rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M)
     if want_t:
+        IV = 9 * n1 + nv + 10
+        for i in range(1, n1):
+            st6(D, IV + i, inertia_mul(m.body_mass[i], ld3(m.body_hC, i), ld9(m.body_IC, i), ld6(r.vel, i)))
+        if has_f:
+            # each body's wrench in C axes (moment about the body origin, force)
+            for i in range(1, n1):
+                R = ld9(r.RC, i)
+                st6(D, 7 * n1 + i, mtv(R, (fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2)))
+                    + mtv(R, (fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5))))
         time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, has_f, dt)
     else:
         for x in range(dt.shape[0]):
@@ -116,25 +163,29 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
         return st, j
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
-    D, aff, qp, vp, qdd, tmp, W0, W1 = _views(X, n1, q.shape[0], nv)
+    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, W0, W1 = _views(X, n1, q.shape[0], nv)
     if kind == 0:
-        rnea_derivatives_state(m, r, s, D, aff, JR, q, v, x, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, MM)
+        rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, MM)
         return 0, -1
     st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
     if st != 0 and st != inputs.NEAR_SINGULAR:
         return st, j
-    rnea_derivatives_state(m, r, s, D, aff, JR, q, v, qdd, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, W0)
-    if not _chol_inverse(W0, W1, tmp, MM):
-        return inputs.SINGULAR_MASS, -1
-    _left_mul_neg(MM, dq, W1)
-    _left_mul_neg(MM, dv, W1)
+    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, qdd, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, W0)
+    # M = L^T L along the tree, then M^-1 and -M^-1 (dtau/dq, dtau/dv, dtau/dt) by its solves
     for a in range(nv):
-        s2 = 0.0
         for k in range(nv):
-            s2 -= MM[a, k] * dt[k]
-        tmp[a] = s2
+            W1[a, k] = W0[a, k]
+    _dof_parents(m, lam)
+    if ltl_factor(W1, lam, W0, 1e-13) >= 0:
+        return inputs.SINGULAR_MASS, -1
     for a in range(nv):
-        dt[a] = tmp[a]
+        for k in range(nv):
+            MM[a, k] = 1.0 if a == k else 0.0
+    ltl_solve_rows(W1, lam, MM, 1.0)
+    ltl_solve_rows(W1, lam, dq, -1.0)
+    ltl_solve_rows(W1, lam, dv, -1.0)
+    if want_t:
+        ltl_solve_rows(W1, lam, dt.reshape((nv, 1)), -1.0)
     return 0, -1
 
 

@@ -45,13 +45,14 @@ _NO_FORCE = _NoForce()
 
 def _prepared(km):
     """(per-joint time flags (driven and user-defined joints), a pool of one-state scratch, the
-    empty wrench array), kept on the kernel model."""
+    empty wrench array, a vector that takes dtau/dt where it is not asked for), kept on the
+    kernel model."""
     p = km.__dict__.get("_derivatives")
     if p is None:
         path = table(km._mb, km._mb, "jnt_path", (km.nbodies + 1,))
         jr = np.array([1 if (s.is_rheonomic() or path[j] == PATH_USER) else 0
                        for j, s in enumerate(km.joint_specs)], dtype=np.int64)
-        p = (jr, [], _NO_FORCE[km.nbodies + 1])
+        p = (jr, [], _NO_FORCE[km.nbodies + 1], np.empty(km.nv))
         object.__setattr__(km, "_derivatives", p)
     return p
 
@@ -73,11 +74,14 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
     w, pool = engine.acquire(model, data)
     if w is None:
         return None
-    jr, xpool, F0 = _prepared(model)
+    jr, xpool, F0, nodt = _prepared(model)
     X = xpool.pop() if xpool else _scratch(model)
     nv = model.nv
-    dq, dv, M = np.empty((3, nv, nv))
-    dt = np.empty(nv)
+    # three arrays, not views of one: a third of the cost; dt only where it is returned
+    dq = np.empty((nv, nv))
+    dv = np.empty((nv, nv))
+    M = np.empty((nv, nv))
+    dt = np.empty(nv) if time_derivative else nodt
     try:
         st, _ = derivatives_one(model._mb, w, X, jr, q, qd, x, t, F0, kind, bool(time_derivative and model.rheonomic),
                                 dq, dv, dt, M)
@@ -95,7 +99,7 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
 def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
     """The kernels on the kernel model (no couplers): (DQ, DV, DT, MM, status), one row per state;
     B None: one state through the single-state entry."""
-    jr, xpool, _ = _prepared(km)
+    jr, xpool, _, _ = _prepared(km)
     n, nv = q2.shape[0], km.nv
     DQ = np.empty((n, nv, nv))
     DV = np.empty((n, nv, nv))

@@ -1,32 +1,58 @@
-"""The tangent of the recursive Newton-Euler algorithm: one direction of (q, u) or time at a time,
-forward-mode differentiation of the sweeps (in the spirit of Carpentier and Mansard, RSS 2018).
+"""The tangents of the recursive Newton-Euler algorithm: dtau/dq and dtau/du (with M = dtau/du')
+for any EJCE joint, in the world frame (Carpentier and Mansard, RSS 2018, with the joints' own
+derivatives added), and dtau/dt by one forward-mode sweep of the body-frame recursion.
 
-Each direction is an O(N) sweep over the subtree it moves and the path back to the root.  In each
-body's outboard frame C_i, with the joint's X_i, S_i, vJ_i, cJ_i:
+**q and u** (``rnea_tangents``).  Every quantity in world coordinates (world axes, about the world
+origin): body twists v_i, accelerations a_i (a_0 = -g), world motion subspaces S_i, rigid
+inertias Y_i, composite forces F_i.  Moving coordinate c of joint j moves the subtree of j rigidly
+by the twist xi = S_jc; seen from the moving subtree (the co-moving derivative d' = d - xi x) every
+body of the subtree has the same twist and acceleration changes
+
+    dV = v_p x xi + dvJ,       da'_i = dA + dV x v_i,
+    dA = a_p x xi + (dS u' + dcJ) + v_j x dvJ - dV x v_p          (p the parent of j)
+
+with dvJ, dcJ, dS the joint's own derivatives (``joint_tangents``) in world coordinates; a velocity
+variable c of joint j changes them by dV = xi, dA = dcJ/du_c + (v_j + v_p) x xi.  The body force
+f_i = Y_i a_i + v_i x* Y_i v_i - f_ext,i then changes by Y_i dA + B_i dV - E_i w(xi) with
+
+    B_i = -(Y_i [v_i x] + (Y_i [v_i x])^T) - [[n^, F^], [F^, 0]]  for Y_i v_i = [n; F],
+
+E_i w the co-moving change of a world-fixed external wrench ([moment about the body origin p;
+force] = [n; F]: E w = [n^ w + p^ (F^ w); F^ w]), and the composite force of the subtree of k by
+Yc_k dA + Bc_k dV - Ec_k w with the subtree sums Yc, Bc, Ec.  Since tau_k = S_k . F_k and a rigid
+motion changes neither S_k . F_k of a moved joint nor S_k of an unmoved one:
+
+    dtau_k/dq_jc = S_k . (Yc_k dA + Bc_k dV - Ec_k w)  (+ dS_kc . F_j for k = j)    k in subtree(j)
+    dtau_k/dq_jc = S_k . (Yc_j dA + Bc_j dV - Ec_j w + xi x* F_j)                    k an ancestor of j
+
+the first as (Yc_k S_k) . dA + (Bc_k^T S_k) . dV - (Ec_k^T S_k) . w: the sums of each body are
+met once in each direction, O(N d) in all; M = S_k . Yc_k S_jc on the same pairs.
+
+**t** (``time_direction``, rheonomic models).  In each body's outboard frame C_i, with the
+joint's X_i, S_i, vJ_i, cJ_i:
 
     dv_i = X_i dv_p + [dv_i^J]                 da_i = X_i da_p + dv_i x vJ_i + [da_i^J]
     df_i = I_i da_i + dv_i x* I_i v_i + v_i x* I_i dv_i + [dz_i x* f_ext,i]
     dtau_i = S_i^T df_i + [dS_i^T f_i],        df_p += X_i^T df_i + [X_i^T (xi x* f_i)]
 
-the bracketed terms only where the direction moves joint i itself.  A displacement of joint i's
-coordinates by dq moves C_i by the twist xi = S_i dq (C axes), so dX_i = -(xi x) X_i exactly for
-every joint; and with dS_i, dvJ_i, dcJ_i the joint's own derivatives (``joint_tangents``),
-
-    dv_i^J = (X_i v_p) x xi + dvJ_i,    da_i^J = (X_i a_p) x xi + dS_i u'_i + dcJ_i + v_i x dvJ_i
-
-(dz: the displacement of each frame, for the world-fixed external wrenches).  A velocity direction
-moves only vJ_i (by S_i e_k) and cJ_i.  The time direction of a rheonomic model moves every driven
-joint at once, with xi = R^T sigma.
+the bracketed terms at the driven joints, which move C_i by xi = R^T sigma:
+dv_i^J = (X_i v_p) x xi + dvJ_i, da_i^J = (X_i a_p) x xi + dS_i u'_i + dcJ_i + v_i x dvJ_i (dz: the
+displacement of each frame, for the world-fixed external wrenches).
 
 The rows of the sweeps' scratch D (n1 bodies, nv velocity variables):
 
-    0 dv (q), n1 da (q), 2 n1 df (q), 3 n1 dv (u), 4 n1 da (u), 5 n1 df (u), 6 n1 dz,
-    7 n1 the external wrenches in C axes, 8 n1 xi of each driven joint (time), 9 n1 dS (time, nv rows),
-    X0 = 9 n1 + nv the joint's own terms (10 rows), X0 + 10 the momenta I_i v_i (n1 rows).
+    0 dv, n1 da, 2 n1 df (time), 6 n1 dz, 7 n1 the external wrenches in C axes, 8 n1 xi of each
+    driven joint, 9 n1 dS (nv rows), X0 = 9 n1 + nv the joint's own terms (10 rows),
+    X0 + 10 the momenta I_i v_i (n1 rows).
 """
+import numpy as np
+
 from .._jit import jit
 from .joint_tangents import general_tangent, joint_tangent
-from ..core.spatial import (ZERO6, add6, axpy6, crf, crm, cross, dot6, inertia_mul, ld3, ld6, ld9, st6, sub6,
+from ..core.ejce import PATH_SCREW
+from .rnea import fext
+from ..core.spatial import (ZERO6, add, add6, add21, axpy6, crf, crm, cross, dot6, force_out, inertia_mul, ld3, ld6,
+                            ld9, ld21, motion_out, mv, rigid21, rigid_out, scale3, st6, st21, sub, sub6, sym_mul,
                             xforce_T, xmotion)
 
 
@@ -78,94 +104,293 @@ def tangent_body(m, D, i, V, A, Z, F, FC, IV, vi, dvi, dai, dz, has_f):
 
 
 @jit
-def direction(m, r, s, D, aff, j, c, k, q, v, a, t, qp, vp, has_f, dq, dv):
-    """Columns k of dtau/dq and dtau/dv: coordinate (tangent) c and velocity variable c of joint j,
-    both on one sweep."""
+def world_rows(n1, nv):
+    """Rows (of 6) of the world sweep's scratch T: v, a and F of each body, Bc (2 rows a body: B11
+    and f), Ec (3 rows a body: its columns), the diagonal blocks' own terms (one row per velocity
+    variable)."""
+    return 8 * n1 + nv
+
+
+@jit
+def column_rows():
+    """Rows of the world sweep's column table C (one column per velocity variable)."""
+    return 42
+
+
+@jit
+def _variation(m, h, I, v):
+    """(B11, f) of B = [[B11, 0], [-2 f^, 0]]: the change of v x* Y v + Y (dV x v) per twist change
+    dV for the rigid inertia Y = (m, h, I) and twist v = [w; u] (``rnea_tangents``), with
+    Y v = [n; f] and A = I w^:  B11 = -(A + A^T) - (u h^T + h u^T) + 2 (h.u) 1 - n^."""
+    w = (v[0], v[1], v[2])
+    u = (v[3], v[4], v[5])
+    # columns of A = I w^: I (w x e_k)
+    a0 = (I[1] * w[2] - I[2] * w[1], I[4] * w[2] - I[5] * w[1], I[7] * w[2] - I[8] * w[1])
+    a1 = (I[2] * w[0] - I[0] * w[2], I[5] * w[0] - I[3] * w[2], I[8] * w[0] - I[6] * w[2])
+    a2 = (I[0] * w[1] - I[1] * w[0], I[3] * w[1] - I[4] * w[0], I[6] * w[1] - I[7] * w[0])
+    n = add(mv(I, w), cross(h, u))
+    f = sub(scale3(m, u), cross(h, w))
+    hu = 2.0 * (h[0] * u[0] + h[1] * u[1] + h[2] * u[2])
+    b01 = -(a1[0] + a0[1]) - (u[0] * h[1] + h[0] * u[1])
+    b02 = -(a2[0] + a0[2]) - (u[0] * h[2] + h[0] * u[2])
+    b12 = -(a2[1] + a1[2]) - (u[1] * h[2] + h[1] * u[2])
+    return ((-2.0 * (a0[0] + u[0] * h[0]) + hu, b01 + n[2], b02 - n[1],
+             b01 - n[2], -2.0 * (a1[1] + u[1] * h[1]) + hu, b12 + n[0],
+             b02 + n[1], b12 - n[0], -2.0 * (a2[2] + u[2] * h[2]) + hu), f)
+
+
+@jit
+def _bmul(T, o, x):
+    """B x for B (``_variation``) in rows o, o + 1 of T: [B11 x_w; -2 f x x_w]."""
+    b = ld6(T, o)
+    c = ld6(T, o + 1)
+    f = (c[3], c[4], c[5])
+    g = cross(f, (x[0], x[1], x[2]))
+    return (b[0] * x[0] + b[1] * x[1] + b[2] * x[2], b[3] * x[0] + b[4] * x[1] + b[5] * x[2],
+            c[0] * x[0] + c[1] * x[1] + c[2] * x[2], -2.0 * g[0], -2.0 * g[1], -2.0 * g[2])
+
+
+@jit
+def _btmul(T, o, x):
+    """B^T x for B in rows o, o + 1 of T: [B11^T x_w + 2 f x x_u; 0]."""
+    b = ld6(T, o)
+    c = ld6(T, o + 1)
+    g = cross((c[3], c[4], c[5]), (x[3], x[4], x[5]))
+    return (b[0] * x[0] + b[3] * x[1] + c[0] * x[2] + 2.0 * g[0],
+            b[1] * x[0] + b[4] * x[1] + c[1] * x[2] + 2.0 * g[1],
+            b[2] * x[0] + b[5] * x[1] + c[2] * x[2] + 2.0 * g[2], 0.0, 0.0, 0.0)
+
+
+@jit
+def _external(m, r, F, fb, i, T, o):
+    """The columns of E (rows o .. o + 2 of T) for the world-fixed wrench [n; F] on body i, applied
+    at its origin p: E w = [n^ w + p^ (F^ w); F^ w]."""
+    p = add(ld3(r.oC, i), mv(ld9(r.RC, i), ld3(m.body_bo, i)))
+    n = (fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2))
+    f = (fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5))
+    for e in range(3):
+        w = (1.0 if e == 0 else 0.0, 1.0 if e == 1 else 0.0, 1.0 if e == 2 else 0.0)
+        fw = cross(f, w)
+        mo = add(cross(n, w), cross(p, fw))
+        st6(T, o + e, (mo[0], mo[1], mo[2], fw[0], fw[1], fw[2]))
+
+
+@jit
+def _ext_dot(T, o, w):
+    """E w for E's columns in rows o .. o + 2 of T."""
+    return axpy6(w[2], ld6(T, o + 2), axpy6(w[1], ld6(T, o + 1), axpy6(w[0], ld6(T, o), ZERO6)))
+
+
+@jit
+def ldc(C, r0, k):
+    """Column k of rows r0 .. r0 + 5 of C as a 6-tuple."""
+    return (C[r0, k], C[r0 + 1, k], C[r0 + 2, k], C[r0 + 3, k], C[r0 + 4, k], C[r0 + 5, k])
+
+
+@jit
+def stc(C, r0, k, x):
+    """x into column k of rows r0 .. r0 + 5 of C."""
+    C[r0, k] = x[0]
+    C[r0 + 1, k] = x[1]
+    C[r0 + 2, k] = x[2]
+    C[r0 + 3, k] = x[3]
+    C[r0 + 4, k] = x[4]
+    C[r0 + 5, k] = x[5]
+
+
+@jit
+def _lower(C, row, lo, hi, ys, bs, es, dq, dv, M):
+    """Entries (row, lo .. hi - 1): a joint's row against the columns of itself and its ancestors,
+    (Yc S) . dA + (Bc^T S) . dV - (Ec^T S) . w (es: zero without external wrenches), the same for
+    u, and M = (Yc S) . S (B^T S has no linear part: ``_btmul``).  One loop per matrix, the column
+    index unsigned: Numba then adds no negative-index wrap-around, and LLVM vectorises them."""
+    for kk in range(hi - lo):
+        k = np.uint64(lo + kk)
+        dq[row, k] = (ys[0] * C[12, k] + ys[1] * C[13, k] + ys[2] * C[14, k] + ys[3] * C[15, k] + ys[4] * C[16, k]
+                      + ys[5] * C[17, k] + bs[0] * C[6, k] + bs[1] * C[7, k] + bs[2] * C[8, k]
+                      + (es[0] * C[0, k] + es[1] * C[1, k] + es[2] * C[2, k]))
+    for kk in range(hi - lo):
+        k = np.uint64(lo + kk)
+        dv[row, k] = (ys[0] * C[18, k] + ys[1] * C[19, k] + ys[2] * C[20, k] + ys[3] * C[21, k]
+                      + ys[4] * C[22, k] + ys[5] * C[23, k] + bs[0] * C[0, k] + bs[1] * C[1, k] + bs[2] * C[2, k])
+    _row_dot(C, 0, row, lo, hi, ys, M)
+
+
+@jit
+def _row_dot(C, r0, row, lo, hi, x, A):
+    """A[row, k] = x . C[r0 .. r0 + 5, k] for k in lo .. hi - 1 (unsigned k, as in ``_lower``)."""
+    for kk in range(hi - lo):
+        k = np.uint64(lo + kk)
+        A[row, k] = (x[0] * C[r0, k] + x[1] * C[r0 + 1, k] + x[2] * C[r0 + 2, k] + x[3] * C[r0 + 3, k]
+                     + x[4] * C[r0 + 4, k] + x[5] * C[r0 + 5, k])
+
+
+@jit
+def _zero(row, lo, hi, dq, dv, M):
+    """Entries (row, lo .. hi - 1) of the three matrices zero: no joint of these columns is an
+    ancestor or a descendant of the row's."""
+    for kk in range(hi - lo):
+        k = np.uint64(lo + kk)
+        dq[row, k] = 0.0
+        dv[row, k] = 0.0
+        M[row, k] = 0.0
+
+
+@jit
+def _upper(C, row, lo, hi, sr, dq, dv, M):
+    """Entries (row, lo .. hi - 1): an ancestor's row against the columns of a descendant, S . the
+    change of the descendant's subtree force (C rows 24, 30, 36: q, u, M)."""
+    _row_dot(C, 24, row, lo, hi, sr, dq)
+    _row_dot(C, 30, row, lo, hi, sr, dv)
+    _row_dot(C, 36, row, lo, hi, sr, M)
+
+
+@jit
+def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M):
+    """dtau/dq, dtau/du and M (armature on its diagonal) at the state of the record r, after the
+    forward sweep with world frames and RNEA's forces (s.f: the composite forces in C axes); see
+    the module.  D: the joints' own terms (rows X0 ..); T (rows of 6: ``world_rows``), C (one
+    column per velocity variable: S, dV, dA, dA/du, then the subtree force changes for q, u and
+    M, 6 rows each), YC (composite inertias) and mark (one per body): the world sweep's scratch.
+    Each entry is written by a loop over a run of consecutive columns (a chain's ancestors, a
+    subtree's descendants), the rows of C contiguous along it."""
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
-    DVQ, DAQ, DFQ, DVU, DAU, DFU, DZ, FC = 0, n1, 2 * n1, 3 * n1, 4 * n1, 5 * n1, 6 * n1, 7 * n1
     X0 = 9 * n1 + nv
-    IV = X0 + 10
-    joint_tangent(m, r, s, j, c, q, v, t, qp, vp, D, X0)
-    for x in range(nv):
-        dq[x, k] = 0.0
-        dv[x, k] = 0.0
-    xi = ld6(D, X0)
-    for i in range(j, n1):
+    OV, OA, FW, BC, EC, EX = 0, n1, 2 * n1, 3 * n1, 5 * n1, 8 * n1
+    grav = m.gravity
+    # outward: the world quantities of each body and the changes of each column
+    for i in range(1, n1):
         l = m.body_parent[i]
-        if i == j:
-            aff[i] = 1.0
-        else:
-            aff[i] = aff[l] if l >= j else 0.0
-        if aff[i] == 0.0:
-            continue
-        vi = ld6(r.vel, i)
-        vJ = ld6(r.vJ, i)
-        dz = ZERO6
-        if i == j:
-            dvJ = ld6(D, X0 + 1)
-            dvq = add6(crm(sub6(vi, vJ), xi), dvJ)
-            daq = add6(crm(_joint_accel(m, r, i, a), xi), ld6(D, X0 + 2))
-            for x in range(m.jnt_nv[i]):
-                daq = axpy6(a[m.jnt_dofadr[i] + x], ld6(D, X0 + 4 + x), daq)
-            daq = add6(daq, add6(crm(dvq, vJ), crm(vi, dvJ)))
-            Sc = ld6(r.S, m.jnt_dofadr[i] + c)
-            dvu = Sc
-            dau = add6(ld6(D, X0 + 3), add6(crm(Sc, vJ), crm(vi, Sc)))
-            if has_f:
-                dz = xi
-        else:
-            E = ld9(r.E, i)
-            d = ld3(r.d, i)
-            dvq = xmotion(E, d, ld6(D, DVQ + l))
-            daq = add6(xmotion(E, d, ld6(D, DAQ + l)), crm(dvq, vJ))
-            dvu = xmotion(E, d, ld6(D, DVU + l))
-            dau = add6(xmotion(E, d, ld6(D, DAU + l)), crm(dvu, vJ))
-            if has_f:
-                dz = xmotion(E, d, ld6(D, DZ + l))
-        tangent_body(m, D, i, DVQ, DAQ, DZ, DFQ, FC, IV, vi, dvq, daq, dz, has_f)
-        tangent_body(m, D, i, DVU, DAU, DZ, DFU, FC, IV, vi, dvu, dau, ZERO6, False)
-    l = m.body_parent[j]
-    while l > 0:
-        st6(D, DFQ + l, ZERO6)
-        st6(D, DFU + l, ZERO6)
-        l = m.body_parent[l]
-    for i in range(n1 - 1, j - 1, -1):
-        if aff[i] == 0.0:
-            continue
-        fq = ld6(D, DFQ + i)
-        fu = ld6(D, DFU + i)
-        fi = ld6(s.f, i)
-        vs = m.jnt_dofadr[i]
-        for x in range(m.jnt_nv[i]):
-            dq[vs + x, k] = dot6(ld6(r.S, vs + x), fq)
-            dv[vs + x, k] = dot6(ld6(r.S, vs + x), fu)
-            if i == j:
-                dq[vs + x, k] += dot6(ld6(D, X0 + 4 + x), fi)
-        l = m.body_parent[i]
+        R = ld9(r.RC, i)
+        o = ld3(r.oC, i)
+        vi = motion_out(R, o, ld6(r.vel, i))
+        st6(T, OV + i, vi)
+        st6(T, OA + i, motion_out(R, o, ld6(r.acc, i)))
         if l > 0:
-            E = ld9(r.E, i)
-            d = ld3(r.d, i)
-            if i == j:
-                fq = add6(fq, crf(xi, fi))
-            st6(D, DFQ + l, add6(ld6(D, DFQ + l), xforce_T(E, d, fq)))
-            st6(D, DFU + l, add6(ld6(D, DFU + l), xforce_T(E, d, fu)))
-    # the path back to the root: the forces of the moved subtree, carried inward
-    l = m.body_parent[j]
-    while l > 0:
-        fq = ld6(D, DFQ + l)
-        fu = ld6(D, DFU + l)
-        vs = m.jnt_dofadr[l]
-        for x in range(m.jnt_nv[l]):
-            dq[vs + x, k] = dot6(ld6(r.S, vs + x), fq)
-            dv[vs + x, k] = dot6(ld6(r.S, vs + x), fu)
-        p = m.body_parent[l]
-        if p > 0:
-            E = ld9(r.E, l)
-            d = ld3(r.d, l)
-            st6(D, DFQ + p, add6(ld6(D, DFQ + p), xforce_T(E, d, fq)))
-            st6(D, DFU + p, add6(ld6(D, DFU + p), xforce_T(E, d, fu)))
-        l = p
+            vl = ld6(T, OV + l)
+            al = ld6(T, OA + l)
+        else:
+            vl = ZERO6
+            al = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+        fi = ld6(s.f, i)
+        st6(T, FW + i, force_out(R, o, fi))
+        mass = m.body_mass[i]
+        h, I = rigid_out(mass, ld3(m.body_hC, i), ld9(m.body_IC, i), R, o)
+        st21(YC, i, rigid21(mass, h, I))
+        b, f = _variation(mass, h, I, vi)
+        st6(T, BC + 2 * i, (b[0], b[1], b[2], b[3], b[4], b[5]))
+        st6(T, BC + 2 * i + 1, (b[6], b[7], b[8], f[0], f[1], f[2]))
+        if has_f:
+            _external(m, r, F, fb, i, T, EC + 3 * i)
+        vs = m.jnt_dofadr[i]
+        nvj = m.jnt_nv[i]
+        # one screw motion of constant axis (revolute, prismatic, helical): S, vJ / u and cJ = 0
+        # do not change with q: no own terms
+        own_terms = not (m.jnt_path[i] == PATH_SCREW and m.jnt_fn[i] == 0 and m.jnt_nmot[i] == 1)
+        for c in range(nvj):
+            xi = motion_out(R, o, ld6(r.S, vs + c))
+            stc(C, 0, vs + c, xi)
+            if not own_terms:
+                dV = crm(vl, xi)
+                stc(C, 6, vs + c, dV)
+                stc(C, 12, vs + c, sub6(crm(al, xi), crm(dV, vl)))
+                stc(C, 18, vs + c, crm(add6(vi, vl), xi))
+                st6(T, EX + vs + c, ZERO6)
+                continue
+            joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0)
+            dvJ = motion_out(R, o, ld6(D, X0 + 1))
+            own = ld6(D, X0 + 2)
+            for x in range(nvj):
+                own = axpy6(a[vs + x], ld6(D, X0 + 4 + x), own)
+                # the diagonal block's own term dS_xc . F_i (any common axes)
+                T[EX + vs + c, x] = dot6(ld6(D, X0 + 4 + x), fi)
+            dV = add6(crm(vl, xi), dvJ)
+            stc(C, 6, vs + c, dV)
+            stc(C, 12, vs + c, add6(add6(crm(al, xi), motion_out(R, o, own)), sub6(crm(vi, dvJ), crm(dV, vl))))
+            stc(C, 18, vs + c, add6(motion_out(R, o, ld6(D, X0 + 3)), crm(add6(vi, vl), xi)))
+    # inward: the subtree sums; the rows of each joint against its own and its ancestors'
+    # columns, and the changes of its subtree's force per column
+    for i in range(n1 - 1, 0, -1):
+        l = m.body_parent[i]
+        vs = m.jnt_dofadr[i]
+        nvj = m.jnt_nv[i]
+        Y = ld21(YC, i)
+        B0 = BC + 2 * i
+        for x in range(nvj):
+            Sx = ldc(C, 0, vs + x)
+            ys = sym_mul(Y, Sx)
+            bs = _btmul(T, B0, Sx)
+            es = ZERO6
+            if has_f:
+                es = (-dot6(ld6(T, EC + 3 * i), Sx), -dot6(ld6(T, EC + 3 * i + 1), Sx),
+                      -dot6(ld6(T, EC + 3 * i + 2), Sx), 0.0, 0.0, 0.0)
+            row = vs + x
+            # the columns of i and of its ancestors, in runs of consecutive indices (descending),
+            # the others before vs + nvj zero
+            lo = vs
+            hi = vs + nvj
+            j = l
+            while j > 0:
+                nj = m.jnt_nv[j]
+                if nj > 0:
+                    if m.jnt_dofadr[j] + nj != lo:
+                        _lower(C, row, lo, hi, ys, bs, es, dq, dv, M)
+                        _zero(row, m.jnt_dofadr[j] + nj, lo, dq, dv, M)
+                        hi = m.jnt_dofadr[j] + nj
+                    lo = m.jnt_dofadr[j]
+                j = m.body_parent[j]
+            _lower(C, row, lo, hi, ys, bs, es, dq, dv, M)
+            _zero(row, 0, lo, dq, dv, M)
+            for c in range(nvj):
+                dq[row, vs + c] += T[EX + vs + c, x]
+        fw = ld6(T, FW + i)
+        for col in range(vs, vs + nvj):
+            xi = ldc(C, 0, col)
+            fq = add6(add6(sym_mul(Y, ldc(C, 12, col)), _bmul(T, B0, ldc(C, 6, col))), crf(xi, fw))
+            if has_f:
+                fq = sub6(fq, _ext_dot(T, EC + 3 * i, (xi[0], xi[1], xi[2])))
+            stc(C, 24, col, fq)
+            stc(C, 30, col, add6(sym_mul(Y, ldc(C, 18, col)), _bmul(T, B0, xi)))
+            stc(C, 36, col, sym_mul(Y, xi))
+        if l > 0:
+            add21(YC, l, Y)
+            for x in range(2):
+                st6(T, BC + 2 * l + x, add6(ld6(T, BC + 2 * l + x), ld6(T, B0 + x)))
+            if has_f:
+                for x in range(3):
+                    st6(T, EC + 3 * l + x, add6(ld6(T, EC + 3 * l + x), ld6(T, EC + 3 * i + x)))
+    # the rows of each joint against the columns of its strict descendants, in runs (ascending),
+    # the other columns after its own zero
+    for l in range(1, n1):
+        nl = m.jnt_nv[l]
+        if nl == 0:
+            continue
+        mark[l] = 1.0
+        done = m.jnt_dofadr[l] + nl
+        lo = done
+        hi = done
+        for k in range(l + 1, n1 + 1):
+            if k < n1:
+                p = m.body_parent[k]
+                mark[k] = mark[p] if p >= l else 0.0
+                if mark[k] == 0.0 or m.jnt_nv[k] == 0:
+                    continue
+                if m.jnt_dofadr[k] == hi:
+                    hi += m.jnt_nv[k]
+                    continue
+            for x in range(nl):
+                row = m.jnt_dofadr[l] + x
+                _zero(row, done, lo, dq, dv, M)
+                _upper(C, row, lo, hi, ldc(C, 0, row), dq, dv, M)
+            done = hi
+            if k < n1:
+                lo = m.jnt_dofadr[k]
+                hi = lo + m.jnt_nv[k]
+        for x in range(nl):
+            _zero(m.jnt_dofadr[l] + x, done, nv, dq, dv, M)
+    for k in range(nv):
+        M[k, k] += m.dof_armature[k]
 
 
 @jit

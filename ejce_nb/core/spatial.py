@@ -199,6 +199,26 @@ def crf(v, f):
             v[0] * f[4] - v[1] * f[3])
 
 
+@jit
+def motion_out(R, o, m):
+    """A motion in the coordinates of a frame with world axes R and origin o, in world
+    coordinates (world axes, at the world origin): [R w; R v + o x R w]."""
+    w = mv(R, (m[0], m[1], m[2]))
+    u = mv(R, (m[3], m[4], m[5]))
+    ow = cross(o, w)
+    return (w[0], w[1], w[2], u[0] + ow[0], u[1] + ow[1], u[2] + ow[2])
+
+
+@jit
+def force_out(R, o, f):
+    """A force in the coordinates of a frame with world axes R and origin o, in world
+    coordinates: [R n + o x R F; R F]."""
+    F = mv(R, (f[3], f[4], f[5]))
+    n = mv(R, (f[0], f[1], f[2]))
+    oF = cross(o, F)
+    return (n[0] + oF[0], n[1] + oF[1], n[2] + oF[2], F[0], F[1], F[2])
+
+
 # ---------------------------------------------------------------------------- inertias
 @jit
 def inertia_mul(m, h, I, x):
@@ -220,6 +240,25 @@ def rigid21(m, h, I):
             m, 0.0, 0.0,
             m, 0.0,
             m)
+
+
+@jit
+def rigid_out(m, hC, IC, R, o):
+    """(h, I) of the rigid inertia (m, hC, IC about the origin of a frame with world axes R and
+    origin o, in its axes) about the world origin in world axes: h = R hC + m o and, with
+    [a^][b^] = b a^T - (a.b) 1,  I = R IC R^T - m [o^]^2 - [o^][Rh^] - [Rh^][o^]."""
+    h = mv(R, hC)
+    I = mm(R, mmT(IC, R))
+    oo = o[0] * o[0] + o[1] * o[1] + o[2] * o[2]
+    oh = o[0] * h[0] + o[1] * h[1] + o[2] * h[2]
+    dg = m * oo + 2.0 * oh
+    i01 = I[1] - m * o[0] * o[1] - h[0] * o[1] - o[0] * h[1]
+    i02 = I[2] - m * o[0] * o[2] - h[0] * o[2] - o[0] * h[2]
+    i12 = I[5] - m * o[1] * o[2] - h[1] * o[2] - o[1] * h[2]
+    return ((h[0] + m * o[0], h[1] + m * o[1], h[2] + m * o[2]),
+            (I[0] - m * o[0] * o[0] - 2.0 * h[0] * o[0] + dg, i01, i02,
+             i01, I[4] - m * o[1] * o[1] - 2.0 * h[1] * o[1] + dg, i12,
+             i02, i12, I[8] - m * o[2] * o[2] - 2.0 * h[2] * o[2] + dg))
 
 
 @jit
