@@ -9,7 +9,8 @@ and the batch, on preallocated workspaces.
 
 A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D and the
 world sweep's rows T and composite inertias YC (``tangent_sweeps``), a copy of q and of v that the
-joints' own differences perturb, qdd, a vector, the parents of the velocity variables, and two
+joints' own differences perturb, qdd, a vector, the parents of the velocity variables and their
+runs, and two
 nv x nv matrices.  The kernels allocate
 nothing.
 """
@@ -29,33 +30,34 @@ from ..core.spatial import inertia_mul, ld3, ld6, ld9, mtv, st6
 
 def scratch_size(n1, nq, nv):
     """Entries of one state's scratch of the derivative kernels (see the module)."""
-    return (6 * (rows.py_func(n1, nv) + world_rows.py_func(n1, nv)) + column_rows.py_func() * nv + 22 * n1
-            + max(nq, 1) + 4 * nv + 2 * nv * nv)
+    return (6 * (rows.py_func(n1, nv) + world_rows.py_func(n1, nv)) + column_rows.py_func() * nv + 14 * n1
+            + max(nq, 1) + 5 * nv + 2 * nv * nv)
 
 
 @jit
 def _views(X, n1, nq, nv):
-    """(D, T, C, YC, mark, qp, vp, qdd, tmp, lam, W0, W1): the named parts of one state's scratch X."""
+    """(D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1): the named parts of one state's scratch X."""
     nd = rows(n1, nv)
     nt = world_rows(n1, nv)
     nc = column_rows()
     o = 6 * (nd + nt)
     C = table_rows(X, o, nc, nv)
     o += nc * nv
-    YC = table_rows(X, o, n1, 21)
-    mark = vec(X, o + 21 * n1, n1)
-    o += 22 * n1
+    YC = table_rows(X, o, n1, 13)
+    mark = vec(X, o + 13 * n1, n1)
+    o += 14 * n1
     qn = max(nq, 1)
     return (table_rows(X, 0, nd, 6), table_rows(X, 6 * nd, nt, 6), C, YC, mark,
             vec(X, o, qn), vec(X, o + qn, nv), vec(X, o + qn + nv, nv), vec(X, o + qn + 2 * nv, nv),
-            vec(X, o + qn + 3 * nv, nv),
-            table_rows(X, o + qn + 4 * nv, nv, nv), table_rows(X, o + qn + 4 * nv + nv * nv, nv, nv))
+            vec(X, o + qn + 3 * nv, nv), vec(X, o + qn + 4 * nv, nv),
+            table_rows(X, o + qn + 5 * nv, nv, nv), table_rows(X, o + qn + 5 * nv + nv * nv, nv, nv))
 
 
 @jit
-def _dof_parents(m, lam):
+def _dof_parents(m, lam, run):
     """lam[k]: the velocity variable before k on the path to the root (-1: none), as a float:
-    the previous one of k's joint, else the last one of the nearest ancestor joint that has any."""
+    the previous one of k's joint, else the last one of the nearest ancestor joint that has any;
+    run[k]: the first of the consecutive variables k, k - 1, ... along that path."""
     for i in range(1, m.body_parent.shape[0]):
         vs = m.jnt_dofadr[i]
         for k in range(vs + 1, vs + m.jnt_nv[i]):
@@ -65,14 +67,17 @@ def _dof_parents(m, lam):
             while p > 0 and m.jnt_nv[p] == 0:
                 p = m.body_parent[p]
             lam[vs] = m.jnt_dofadr[p] + m.jnt_nv[p] - 1 if p > 0 else -1
+    for k in range(lam.shape[0]):
+        run[k] = run[k - 1] if k > 0 and lam[k] == k - 1 else k
 
 
 @jit
-def ltl_factor(H, lam, M, scale_tol):
+def ltl_factor(H, lam, run, M, scale_tol):
     """M = L^T L in H's lower triangle (H a copy of M), with the tree's sparsity: L[k, i] is
     non-zero only for i = k or an ancestor of k (Featherstone, RBDA section 6.5), O(nv d^2) for
-    depth d; returns the first variable whose pivot is not clearly positive (-1: none;
-    ``scale_tol`` relative to M's diagonal there)."""
+    depth d, each update along a run of consecutive ancestors one vectorised loop (its index
+    unsigned: no negative-index wrap-around); returns the first variable whose pivot is not
+    clearly positive (-1: none; ``scale_tol`` relative to M's diagonal there)."""
     for k in range(H.shape[0] - 1, -1, -1):
         # a pivot lost to cancellation against its own diagonal: M is singular there
         if not (H[k, k] > 0.0 and H[k, k] > scale_tol * M[k, k]):
@@ -85,10 +90,14 @@ def ltl_factor(H, lam, M, scale_tol):
             i = int(lam[i])
         i = int(lam[k])
         while i >= 0:
+            c = H[k, i]
             j = i
             while j >= 0:
-                H[i, j] -= H[k, i] * H[k, j]
-                j = int(lam[j])
+                a0 = int(run[j])
+                for jj in range(j - a0 + 1):
+                    x = np.uint64(a0 + jj)
+                    H[i, x] -= c * H[k, x]
+                j = int(lam[a0])
             i = int(lam[i])
     return -1
 
@@ -163,7 +172,7 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
         return st, j
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
-    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, W0, W1 = _views(X, n1, q.shape[0], nv)
+    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1 = _views(X, n1, q.shape[0], nv)
     if kind == 0:
         rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, MM)
         return 0, -1
@@ -175,8 +184,8 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     for a in range(nv):
         for k in range(nv):
             W1[a, k] = W0[a, k]
-    _dof_parents(m, lam)
-    if ltl_factor(W1, lam, W0, 1e-13) >= 0:
+    _dof_parents(m, lam, run)
+    if ltl_factor(W1, lam, run, W0, 1e-13) >= 0:
         return inputs.SINGULAR_MASS, -1
     for a in range(nv):
         for k in range(nv):

@@ -277,7 +277,11 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
         st6(T, FW + i, force_out(R, o, fi))
         mass = m.body_mass[i]
         h, I = rigid_out(mass, ld3(m.body_hC, i), ld9(m.body_IC, i), R, o)
-        st21(YC, i, rigid21(mass, h, I))
+        YC[i, 0] = mass
+        for k in range(3):
+            YC[i, 1 + k] = h[k]
+        for k in range(9):
+            YC[i, 4 + k] = I[k]
         b, f = _variation(mass, h, I, vi)
         st6(T, BC + 2 * i, (b[0], b[1], b[2], b[3], b[4], b[5]))
         st6(T, BC + 2 * i + 1, (b[6], b[7], b[8], f[0], f[1], f[2]))
@@ -315,11 +319,13 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
         l = m.body_parent[i]
         vs = m.jnt_dofadr[i]
         nvj = m.jnt_nv[i]
-        Y = ld21(YC, i)
+        Ym = YC[i, 0]
+        Yh = (YC[i, 1], YC[i, 2], YC[i, 3])
+        YI = (YC[i, 4], YC[i, 5], YC[i, 6], YC[i, 7], YC[i, 8], YC[i, 9], YC[i, 10], YC[i, 11], YC[i, 12])
         B0 = BC + 2 * i
         for x in range(nvj):
             Sx = ldc(C, 0, vs + x)
-            ys = sym_mul(Y, Sx)
+            ys = inertia_mul(Ym, Yh, YI, Sx)
             bs = _btmul(T, B0, Sx)
             es = ZERO6
             if has_f:
@@ -344,17 +350,19 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
             _zero(row, 0, lo, dq, dv, M)
             for c in range(nvj):
                 dq[row, vs + c] += T[EX + vs + c, x]
-        fw = ld6(T, FW + i)
-        for col in range(vs, vs + nvj):
-            xi = ldc(C, 0, col)
-            fq = add6(add6(sym_mul(Y, ldc(C, 12, col)), _bmul(T, B0, ldc(C, 6, col))), crf(xi, fw))
-            if has_f:
-                fq = sub6(fq, _ext_dot(T, EC + 3 * i, (xi[0], xi[1], xi[2])))
-            stc(C, 24, col, fq)
-            stc(C, 30, col, add6(sym_mul(Y, ldc(C, 18, col)), _bmul(T, B0, xi)))
-            stc(C, 36, col, sym_mul(Y, xi))
         if l > 0:
-            add21(YC, l, Y)
+            # the columns of i against its ancestors' rows: the changes of its subtree's force
+            fw = ld6(T, FW + i)
+            for col in range(vs, vs + nvj):
+                xi = ldc(C, 0, col)
+                fq = add6(add6(inertia_mul(Ym, Yh, YI, ldc(C, 12, col)), _bmul(T, B0, ldc(C, 6, col))), crf(xi, fw))
+                if has_f:
+                    fq = sub6(fq, _ext_dot(T, EC + 3 * i, (xi[0], xi[1], xi[2])))
+                stc(C, 24, col, fq)
+                stc(C, 30, col, add6(inertia_mul(Ym, Yh, YI, ldc(C, 18, col)), _bmul(T, B0, xi)))
+                stc(C, 36, col, inertia_mul(Ym, Yh, YI, xi))
+            for k in range(13):
+                YC[l, k] += YC[i, k]
             for x in range(2):
                 st6(T, BC + 2 * l + x, add6(ld6(T, BC + 2 * l + x), ld6(T, B0 + x)))
             if has_f:
