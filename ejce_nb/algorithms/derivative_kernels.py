@@ -103,35 +103,39 @@ def ltl_factor(H, lam, run, M, scale_tol):
 
 
 @jit
+def _row_axpy(A, dst, src, c):
+    """Row dst of A less c times row src."""
+    for y in range(A.shape[1]):
+        A[dst, y] -= c * A[src, y]
+
+
+@jit
+def _row_scale(A, i, c):
+    """Row i of A times c."""
+    for y in range(A.shape[1]):
+        A[i, y] *= c
+
+
+@jit
 def ltl_solve_rows(L, lam, A, sign):
     """A <- sign M^-1 A for M = L^T L (``ltl_factor``): L^T Y = A, then L Z = Y, each a sequence of
     row operations along the tree's paths (whole rows of A at once)."""
     n = A.shape[0]
-    w = A.shape[1]
     for i in range(n - 1, -1, -1):
-        c = 1.0 / L[i, i]
-        for y in range(w):
-            A[i, y] *= c
+        _row_scale(A, i, 1.0 / L[i, i])
         j = int(lam[i])
         while j >= 0:
-            c = L[i, j]
-            for y in range(w):
-                A[j, y] -= c * A[i, y]
+            _row_axpy(A, j, i, L[i, j])
             j = int(lam[j])
     for i in range(n):
         j = int(lam[i])
         while j >= 0:
-            c = L[i, j]
-            for y in range(w):
-                A[i, y] -= c * A[j, y]
+            _row_axpy(A, i, j, L[i, j])
             j = int(lam[j])
-        c = 1.0 / L[i, i]
-        for y in range(w):
-            A[i, y] *= c
+        _row_scale(A, i, 1.0 / L[i, i])
     if sign != 1.0:
         for i in range(n):
-            for y in range(w):
-                A[i, y] *= sign
+            _row_scale(A, i, sign)
 
 
 @jit

@@ -10,10 +10,12 @@ dtheta in its own (C) axes, as its velocity variables do (Pinocchio's convention
 coordinate is its own tangent (plain partial derivatives).  ``tangent_map`` gives the matrix that
 turns these columns into derivatives with respect to the coordinates.
 
-Method: forward-mode differentiation of the recursive sweeps, one direction per velocity variable
-(``tangent_sweeps``), with each joint's own derivatives from its terms (``joint_tangents``); the
-kernels (``derivative_kernels``) run one state from one compiled entry on pooled workspaces, and a
-batch in parallel over chunks of states, each state bit for bit its single-state result.
+Method: RNEA differentiated in the world frame, every pair of a joint and one of its ancestors
+met once (``tangent_sweeps``), with each joint's own derivatives from its terms
+(``joint_tangents``), and time by a forward-mode sweep; forward dynamics by the mass matrix
+factorised along the tree.  The kernels (``derivative_kernels``) run one state from one compiled
+entry on pooled workspaces, and a batch in parallel over chunks of states, each state bit for bit
+its single-state result.
 
 Couplers (mimic joints): tau = G^T tau_full(phi(q), G v, G a + Gdot v) differentiated by the chain
 rule on the expansion's derivatives; G's derivatives come from the couplers' jets (polarisation,

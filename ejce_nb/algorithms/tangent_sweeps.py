@@ -15,7 +15,8 @@ with dvJ, dcJ, dS the joint's own derivatives (``joint_tangents``) in world coor
 variable c of joint j changes them by dV = xi, dA = dcJ/du_c + (v_j + v_p) x xi.  The body force
 f_i = Y_i a_i + v_i x* Y_i v_i - f_ext,i then changes by Y_i dA + B_i dV - E_i w(xi) with
 
-    B_i = -(Y_i [v_i x] + (Y_i [v_i x])^T) - [[n^, F^], [F^, 0]]  for Y_i v_i = [n; F],
+    B_i = -(Y_i [v_i x] + (Y_i [v_i x])^T) - [[n^, F^], [F^, 0]] = [[B11, 0], [-2 F^, 0]]
+          for Y_i v_i = [n; F]  (``_variation``: 12 numbers a body),
 
 E_i w the co-moving change of a world-fixed external wrench ([moment about the body origin p;
 force] = [n; F]: E w = [n^ w + p^ (F^ w); F^ w]), and the composite force of the subtree of k by
@@ -51,9 +52,8 @@ from .._jit import jit
 from .joint_tangents import general_tangent, joint_tangent
 from ..core.ejce import PATH_SCREW
 from .rnea import fext
-from ..core.spatial import (ZERO6, add, add6, add21, axpy6, crf, crm, cross, dot6, force_out, inertia_mul, ld3, ld6,
-                            ld9, ld21, motion_out, mv, rigid21, rigid_out, scale3, st6, st21, sub, sub6, sym_mul,
-                            xforce_T, xmotion)
+from ..core.spatial import (ZERO6, add, add6, axpy6, crf, crm, cross, dot6, force_out, inertia_mul, ld3, ld6, ld9,
+                            motion_out, mv, rigid_out, scale3, st6, sub, sub6, xforce_T, xmotion)
 
 
 @jit
@@ -347,7 +347,8 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
                     lo = m.jnt_dofadr[j]
                 j = m.body_parent[j]
             _lower(C, row, lo, hi, ys, bs, es, dq, dv, M)
-            _zero(row, 0, lo, dq, dv, M)
+            if lo > 0:
+                _zero(row, 0, lo, dq, dv, M)
             for c in range(nvj):
                 dq[row, vs + c] += T[EX + vs + c, x]
         if l > 0:
@@ -389,14 +390,17 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
                     continue
             for x in range(nl):
                 row = m.jnt_dofadr[l] + x
-                _zero(row, done, lo, dq, dv, M)
-                _upper(C, row, lo, hi, ldc(C, 0, row), dq, dv, M)
+                if lo > done:
+                    _zero(row, done, lo, dq, dv, M)
+                if hi > lo:
+                    _upper(C, row, lo, hi, ldc(C, 0, row), dq, dv, M)
             done = hi
             if k < n1:
                 lo = m.jnt_dofadr[k]
                 hi = lo + m.jnt_nv[k]
         for x in range(nl):
-            _zero(m.jnt_dofadr[l] + x, done, nv, dq, dv, M)
+            if nv > done:
+                _zero(m.jnt_dofadr[l] + x, done, nv, dq, dv, M)
     for k in range(nv):
         M[k, k] += m.dof_armature[k]
 
