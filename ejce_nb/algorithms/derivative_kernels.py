@@ -102,14 +102,14 @@ def ltl_factor(H, lam, run, M, scale_tol):
     return -1
 
 
-@jit
+@jit(inline="always")
 def _row_axpy(A, dst, src, c):
     """Row dst of A less c times row src."""
     for y in range(A.shape[1]):
         A[dst, y] -= c * A[src, y]
 
 
-@jit
+@jit(inline="always")
 def _row_scale(A, i, c):
     """Row i of A times c."""
     for y in range(A.shape[1]):
