@@ -914,7 +914,13 @@ def client():
         yield c
     finally:
         c.close()
-        cluster.close()
+        try:
+            cluster.close()
+        except KeyError as e:
+            # distributed's worker-status watcher can meet the removal of a worker the scheduler
+            # has already forgotten while the cluster shuts down (dask/distributed#5407): the
+            # cluster is closed all the same, and nothing the tests check depends on it
+            warnings.warn(f"LocalCluster.close raised {e!r} while shutting down")
 
 
 def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo_sweep, client, tmp_path):
