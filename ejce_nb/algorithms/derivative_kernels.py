@@ -7,12 +7,10 @@ and the batch, on preallocated workspaces.
                              dqdd_dtau = M^-1      (M = L^T L along the tree, each M^-1 A by its
                                                     solves, row operations along the tree's paths)
 
-A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D and the
-world sweep's rows T and composite inertias YC (``tangent_sweeps``), a copy of q and of v that the
-joints' own differences perturb, qdd, a vector, the parents of the velocity variables and their
-runs, and two
-nv x nv matrices.  The kernels allocate
-nothing.
+A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D, the world
+sweep's rows T, columns C, composite inertias YC and body marks (``tangent_sweeps``), a copy of q
+and of v that the joints' own differences perturb, qdd, a vector, the parents of the velocity
+variables and their runs, and two nv x nv matrices.  The kernels allocate nothing.
 """
 import numpy as np
 from numba import prange
