@@ -19,11 +19,10 @@ from ..model import inputs
 from .._jit import entry, jit, pjit
 from .aba import aba_state
 from .kinematics import forward
-from .rnea import fext, rnea_forces
+from .rnea import rnea_forces
 from .tangent_sweeps import column_rows, rnea_tangents, rows, time_direction, world_rows
 from ..model.layout import H_REC, model_view, record_view, scratch_view, vec
 from ..model.layout import rows as table_rows
-from ..core.spatial import inertia_mul, ld3, ld6, ld9, mtv, st6
 
 
 def scratch_size(n1, nq, nv):
@@ -139,8 +138,6 @@ def ltl_solve_rows(L, lam, A, sign):
 @jit
 def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
     """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
-    n1 = m.body_parent.shape[0]
-    nv = dq.shape[0]
     has_f = F.shape[0] > 0
     forward(m, r, s, q, v, a, t, 2, True, False)
     rnea_forces(m, r, s, F, fb, a, tau)
@@ -150,16 +147,7 @@ def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, wa
         vp[x] = v[x]
     rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M)
     if want_t:
-        IV = 9 * n1 + nv + 10
-        for i in range(1, n1):
-            st6(D, IV + i, inertia_mul(m.body_mass[i], ld3(m.body_hC, i), ld9(m.body_IC, i), ld6(r.vel, i)))
-        if has_f:
-            # each body's wrench in C axes (moment about the body origin, force)
-            for i in range(1, n1):
-                R = ld9(r.RC, i)
-                st6(D, 7 * n1 + i, mtv(R, (fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2)))
-                    + mtv(R, (fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5))))
-        time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, has_f, dt)
+        time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt)
     else:
         for x in range(dt.shape[0]):
             dt[x] = 0.0

@@ -40,11 +40,11 @@ the bracketed terms at the driven joints, which move C_i by xi = R^T sigma:
 dv_i^J = (X_i v_p) x xi + dvJ_i, da_i^J = (X_i a_p) x xi + dS_i u'_i + dcJ_i + v_i x dvJ_i (dz: the
 displacement of each frame, for the world-fixed external wrenches).
 
-The rows of the sweeps' scratch D (n1 bodies, nv velocity variables):
+The rows of the sweeps' scratch D (n1 bodies, nv velocity variables; ``d_rows``):
 
-    0 dv, n1 da, 2 n1 df (time), 6 n1 dz, 7 n1 the external wrenches in C axes, 8 n1 xi of each
-    driven joint, 9 n1 dS (nv rows), X0 = 9 n1 + nv the joint's own terms (10 rows),
-    X0 + 10 the momenta I_i v_i (n1 rows).
+    0 dv, n1 da, 2 n1 df, 3 n1 dz, 4 n1 the external wrenches in C axes, 5 n1 xi of each driven
+    joint (those of the time sweep), 6 n1 dS (nv rows), X0 = 6 n1 + nv the joint's own terms
+    (10 rows, both sweeps), X0 + 10 the momenta I_i v_i (n1 rows, the time sweep).
 """
 import numpy as np
 
@@ -53,13 +53,20 @@ from .joint_tangents import general_tangent, joint_tangent
 from ..core.ejce import PATH_SCREW
 from .rnea import fext
 from ..core.spatial import (ZERO6, add, add6, axpy6, crf, crm, cross, dot6, force_out, inertia_mul, ld3, ld6, ld9,
-                            motion_out, mv, rigid_out, scale3, st6, sub, sub6, xforce_T, xmotion)
+                            motion_out, mtv, mv, rigid_out, scale3, st6, sub, sub6, xforce_T, xmotion)
 
 
 @jit
 def rows(n1, nv):
     """Rows of the sweeps' scratch D (see the module)."""
-    return 10 * n1 + nv + 10
+    return 7 * n1 + nv + 10
+
+
+@jit
+def d_rows(n1, nv):
+    """The first rows of D's parts: (dv, da, df, dz, wrenches, xi, dS, X0 the joint's own terms,
+    the momenta), see the module."""
+    return 0, n1, 2 * n1, 3 * n1, 4 * n1, 5 * n1, 6 * n1, 6 * n1 + nv, 6 * n1 + nv + 10
 
 
 @jit
@@ -256,7 +263,7 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
     subtree's descendants), the rows of C contiguous along it."""
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
-    X0 = 9 * n1 + nv
+    X0 = d_rows(n1, nv)[7]
     OV, OA, FW, BC, EC, EX = 0, n1, 2 * n1, 3 * n1, 5 * n1, 8 * n1
     grav = m.gravity
     # outward: the world quantities of each body and the changes of each column
@@ -406,12 +413,18 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
 
 
 @jit
-def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, has_f, dt):
+def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt):
     """dtau/dt of a rheonomic model: every driven joint (JR[i] != 0) moves with time."""
     n1 = m.body_parent.shape[0]
     nv = dt.shape[0]
-    DV, DA, DF, DZ, FC, XT, DST = 0, n1, 2 * n1, 6 * n1, 7 * n1, 8 * n1, 9 * n1
-    X0 = 9 * n1 + nv
+    DV, DA, DF, DZ, FC, XT, DST, X0, IV = d_rows(n1, nv)
+    for i in range(1, n1):
+        st6(D, IV + i, inertia_mul(m.body_mass[i], ld3(m.body_hC, i), ld9(m.body_IC, i), ld6(r.vel, i)))
+        if has_f:
+            # the body's wrench in C axes (moment about the body origin, force)
+            R = ld9(r.RC, i)
+            st6(D, FC + i, mtv(R, (fext(F, fb, i, 0), fext(F, fb, i, 1), fext(F, fb, i, 2)))
+                + mtv(R, (fext(F, fb, i, 3), fext(F, fb, i, 4), fext(F, fb, i, 5))))
     for i in range(1, n1):
         l = m.body_parent[i]
         vi = ld6(r.vel, i)
@@ -446,7 +459,7 @@ def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, has_f, dt):
         dai = add6(dai, crm(dvi, vJ))
         # dz is kept whatever has_f: the sweep reads it back at the children
         st6(D, DZ + i, dz)
-        tangent_body(m, D, i, DV, DA, DZ, DF, FC, X0 + 10, vi, dvi, dai, dz, has_f)
+        tangent_body(m, D, i, DV, DA, DZ, DF, FC, IV, vi, dvi, dai, dz, has_f)
     for i in range(n1 - 1, 0, -1):
         df = ld6(D, DF + i)
         fi = ld6(s.f, i)
