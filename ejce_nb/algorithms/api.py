@@ -24,21 +24,25 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     for the quantities that take none, ``driver.P_FREE``), with a pooled workspace (or the
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
-    input layer converts, checks and reports)."""
+    input layer converts, checks and reports).  Every Python operation here is paid on every
+    call: the model carries its kind of joint paths (``_paths``) and its pool of workspaces."""
     if errors is not _RAISE and errors is not _FLAG:
         engine.check_errors(errors)
-    # the model's kind (``paths``: 0 every joint of the fast paths, 1 some jets or user joint)
-    kind = model.__dict__.get("_paths")
-    if kind is None:
-        paths(model)
-        kind = model.__dict__["_paths"]
+    kind = model._paths
     d = LIVE[slot][kind]
     if d is None:
         return None
-    w, pool = engine.acquire(model, data)
-    if w is None:
-        return None
-    out = np.empty(shape) if pool is not None else data._one(key, shape)
+    if data is None:
+        pool = model._wpool
+        if pool is None:            # a model with couplers
+            return None
+        w = pool.pop() if pool else engine.new_workspace(model)
+        out = np.empty(shape)
+    else:
+        w, pool = engine.acquire(model, data)
+        if w is None:
+            return None
+        out = data._one(key, shape)
     try:
         if P is None:
             st = d(model._mb, w, _FULL[kind], q, v, x, t, out)

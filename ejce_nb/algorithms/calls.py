@@ -14,7 +14,8 @@ from ..model.layout import H_REC, REC_JOINT
 
 def paths(km):
     """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
-    quaternion joint, else True (the jets and user paths compiled too)."""
+    quaternion joint, else True (the jets and user paths compiled too); a model knows its kind
+    (``_paths``: 0 or 1), other kernel tables have it computed here once."""
     full = km.__dict__.get("_paths")
     if full is None:
         full = km.__dict__["_paths"] = (0 if all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in km.jnt_path)

@@ -208,11 +208,19 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     need_a = given(TAU) or (given(FK) and fk_level >= 2)
     vv = v if lv >= 1 else s.zv
     aa = a if a.shape[0] > 0 else s.zv
-    # each quantity's input check, as a lone call of its function makes it
-    sq, jq = inputs.check(m, q, vv, vv, 0, t) if need_q else (0, -1)
-    sv, jv = inputs.check(m, q, vv, vv, 1, t) if lv >= 1 else (sq, jq)
-    sa, ja = inputs.check(m, q, vv, aa, 2, t) if need_a else (sv, jv)
-    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if given(QDD) else (sv, jv)
+    # each quantity's input check, as a lone call of its function makes it: the widest first,
+    # since a state that passes a check passes the narrower ones (q, t; q, qd, t)
+    sa, ja = inputs.check(m, q, vv, aa, 2, t) if need_a else (-1, -1)
+    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if given(QDD) else (-1, -1)
+    wide = sa == 0 or stt == 0
+    sv, jv = ((0, -1) if wide else inputs.check(m, q, vv, vv, 1, t)) if lv >= 1 else (-1, -1)
+    sq, jq = ((0, -1) if wide or sv == 0 else inputs.check(m, q, vv, vv, 0, t)) if need_q else (0, -1)
+    if lv < 1:
+        sv, jv = sq, jq
+    if not need_a:
+        sa, ja = sv, jv
+    if not given(QDD):
+        stt, jtt = sv, jv
     la = 2 if need_a and sa == 0 else (1 if lv >= 1 and sv == 0 else 0)
     if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (given(QDD) and stt == 0):
         world = given(FK) or given(BJ) or given(EN) or (F.shape[0] > 0 and (given(TAU) or given(QDD)))

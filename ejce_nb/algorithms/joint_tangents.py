@@ -24,7 +24,7 @@ motion subspace, written to rows X0 .. X0 + 3 + nv_i of D:
 """
 from .._jit import jit
 from ..core.ejce import PATH_QUAT, PATH_SCREW, joint_position, joint_velocity
-from ..core.spatial import ZERO6, axpy6, crm, cross, ld6, ld9, st6, sub6
+from ..core.spatial import ZERO6, add6, axpy6, crm, cross, ld6, ld9, st6, sub6
 
 FD_STEP = 1e-3
 
@@ -39,13 +39,25 @@ def _exact_path(m, i):
 @jit
 def screw_tangent(m, r, i, c, v, D, X0):
     """Joint i a product of screws with linear amounts; direction: its coordinate c (q) and its
-    velocity variable c (u).  Writes xi, dvJ, dcJ, dcJ/du_c and the rows of dS into D from X0."""
+    velocity variable c (u).  Writes xi, dvJ, dcJ, dcJ/du_c and the rows of dS into D from X0.
+
+    With f'_m = scale_m u_(coord m), W = sum_m f'_m S_m (= vJ), U_m = sum_(a<m) f'_a S_a and,
+    for each motion p of coordinate c (scale s_p), B_ap = S_a x S_p = dS_a/df_p (a < p):
+
+        dS_(coord a) += s_a s_p B_ap,     dvJ += s_p U_p x S_p,
+        dcJ/du_c += s_p (2 U_p x S_p + S_p x W),
+        dcJ += s_p sum_(a<p) f'_a B_ap x (W - 2 U_a - f'_a S_a),
+
+    the last from cJ = sum_(a<n) f'_a f'_n S_a x S_n, whose S_a and S_n both turn with f_p."""
     vs = m.jnt_dofadr[i]
     nvj = m.jnt_nv[i]
     m0 = m.jnt_madr[i]
     m1 = m0 + m.jnt_nmot[i]
     for k in range(nvj):
         st6(D, X0 + 4 + k, ZERO6)
+    W = ZERO6
+    for n in range(m0, m1):
+        W = axpy6(m.mot_scale[n] * v[vs + m.mot_coord[n]], ld6(r.mS, n), W)
     dvj = ZERO6
     dcj = ZERO6
     dcu = ZERO6
@@ -54,28 +66,18 @@ def screw_tangent(m, r, i, c, v, D, X0):
             continue
         sp = m.mot_scale[p]
         Sp = ld6(r.mS, p)
+        U = ZERO6
         for a in range(m0, p):
             Sa = ld6(r.mS, a)
             ca = m.mot_coord[a]
-            X = crm(Sa, Sp)
-            st6(D, X0 + 4 + ca, axpy6(m.mot_scale[a] * sp, X, ld6(D, X0 + 4 + ca)))
             fa = m.mot_scale[a] * v[vs + ca]
-            dvj = axpy6(fa * sp, X, dvj)
-            dcu = axpy6(fa * sp, X, dcu)
-        for n in range(p + 1, m1):
-            dcu = axpy6(sp * m.mot_scale[n] * v[vs + m.mot_coord[n]], crm(Sp, ld6(r.mS, n)), dcu)
-        # cJ = sum_{a<n} f'_a f'_n S_a x S_n, and dS_a/df_p = S_a x S_p for p > a
-        for a in range(m0, p):
-            Sa = ld6(r.mS, a)
-            fa = m.mot_scale[a] * v[vs + m.mot_coord[a]]
-            dSa = crm(Sa, Sp)
-            for n in range(a + 1, m1):
-                fn = m.mot_scale[n] * v[vs + m.mot_coord[n]]
-                Sn = ld6(r.mS, n)
-                coef = fa * fn * sp
-                dcj = axpy6(coef, crm(dSa, Sn), dcj)
-                if p > n:
-                    dcj = axpy6(coef, crm(Sa, crm(Sn, Sp)), dcj)
+            B = crm(Sa, Sp)
+            st6(D, X0 + 4 + ca, axpy6(m.mot_scale[a] * sp, B, ld6(D, X0 + 4 + ca)))
+            dcj = axpy6(fa * sp, crm(B, sub6(sub6(W, axpy6(2.0, U, ZERO6)), axpy6(fa, Sa, ZERO6))), dcj)
+            U = axpy6(fa, Sa, U)
+        US = crm(U, Sp)
+        dvj = axpy6(sp, US, dvj)
+        dcu = axpy6(sp, add6(axpy6(2.0, US, ZERO6), crm(Sp, W)), dcu)
     st6(D, X0, ld6(r.S, vs + c))
     st6(D, X0 + 1, dvj)
     st6(D, X0 + 2, dcj)

@@ -190,6 +190,7 @@ class Model(Expansion):
                     object.__setattr__(self, t.name, getattr(full, t.name))
             for name in ("_mb", "_mi", "_mf", "_pool", "_wpool"):
                 object.__setattr__(self, name, None)
+            object.__setattr__(self, "_paths", 0)
             return
         n1 = self.nbodies + 1
         Ec, cc = self.joint_C_rot, self.joint_C_pos
@@ -259,7 +260,8 @@ class Model(Expansion):
         # product of screw motions whose amounts are scale * q[coord] or one Poly or Spline term
         # of a coordinate (``lanes``); other functions, the jets path and user-defined joints
         # evaluate one state
-        lanes = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path) and all(
+        fast_paths = all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in path)
+        lanes = fast_paths and all(
             simple_function_coord(self.jnt_params, x[4]) >= 0 for x in mots if x[4] >= 0)
         sizes = dict(n1=n1, nq=self.nq, nv=self.nv, nmot=K, npar=len(self.jnt_params))
         mb, mf = layout.pack_model(sizes, tables, lanes)
@@ -270,6 +272,9 @@ class Model(Expansion):
         object.__setattr__(self, "_mf", mf)
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_wpool", [])
+        # the joint paths the kernels compile (``algorithms.calls.paths``): 0 the fixed, screw
+        # and quaternion paths only, 1 the jets and user paths too
+        object.__setattr__(self, "_paths", 0 if fast_paths else 1)
         for name, view in layout.model_tables(mb, mf).items():
             object.__setattr__(self, name, view)
 
