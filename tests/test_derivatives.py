@@ -169,6 +169,23 @@ def test_against_pinocchio(seed):
     assert _rel(Minv, P.T @ Mi @ P) < 1e-10
 
 
+def test_large_tree_against_differences_and_batch():
+    # nv >= 32: forward dynamics' products with M^-1 go to numpy's matmul; the same contract
+    kinds = [J.Spherical("ZYX")] * 12 + [J.Universal(AX[4], AX[5])] * 4 + [J.Revolute(AX[0])] * 4
+    model = _tree(kinds, 31)
+    assert model.nv >= 32
+    rng = np.random.default_rng(31)
+    q, qd, qdd = random_state(model, rng)
+    _check_against_differences(model, q, qd, qdd, f_ext=rng.normal(size=(model.nbodies + 1, 6)))
+    states = [random_state(model, rng) for _ in range(3)]
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    aq, av, Minv = ej.aba_derivatives(model, Q, V, A)
+    assert np.array_equal(Minv, np.transpose(Minv, (0, 2, 1)))
+    for b in range(3):
+        one = ej.aba_derivatives(model, Q[b], V[b], A[b])
+        assert all(np.array_equal(x[b], y) for x, y in zip((aq, av, Minv), one))
+
+
 def test_batch_equals_single_calls_bitwise():
     model = _tree(KINDS[:9], 5)
     rng = np.random.default_rng(9)

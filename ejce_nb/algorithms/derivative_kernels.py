@@ -7,6 +7,10 @@ and the batch, on preallocated workspaces.
                              dqdd_dtau = M^-1      (M = L^T L along the tree, each M^-1 A by its
                                                     solves, row operations along the tree's paths)
 
+For a large model (``derivatives.PRODUCTS_NV``) the kernels stop at the factor L: M^-1 = L^-1 L^-T
+(``inverse_factor``) and its products with dtau/dq, dtau/dv are nv^3 multiply-adds each, which
+numpy's matmul (BLAS) does several times faster than row operations.
+
 A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D, the world
 sweep's rows T, columns C, composite inertias YC and body marks (``tangent_sweeps``), a copy of q
 and of v that the joints' own differences perturb, qdd, a vector, the parents of the velocity
@@ -23,6 +27,10 @@ from .rnea import rnea_forces
 from .tangent_sweeps import column_rows, rnea_tangents, rows, time_direction, world_rows
 from ..model.layout import H_REC, model_view, record_view, scratch_view, vec
 from ..model.layout import rows as table_rows
+
+
+# the kind of derivative_state that leaves M^-1's products to the caller
+PRODUCTS = 2
 
 
 def scratch_size(n1, nq, nv):
@@ -136,6 +144,31 @@ def ltl_solve_rows(L, lam, A, sign):
 
 
 @jit
+def inverse_factor(mb, L, lam, run, row):
+    """L <- L^-1 for the factor L of ``ltl_factor`` (lower triangular, so is its inverse), in place,
+    row by row: row i of L^-1 = (e_i - sum_j L[i, j] L^-1[j]) / L[i, i] over i's ancestors j
+    (``_dof_parents`` into lam, run), each row zero beyond its own column (nv^3 / 6
+    multiply-adds for a chain); ``row`` (nv) holds row i of L meanwhile."""
+    _dof_parents(model_view(mb), lam, run)
+    n = L.shape[0]
+    for i in range(n):
+        for y in range(i + 1):
+            row[y] = L[i, y]
+        for y in range(n):
+            L[i, y] = 0.0
+        L[i, i] = 1.0
+        j = int(lam[i])
+        while j >= 0:
+            c = row[j]
+            for y in range(j + 1):
+                L[i, y] -= c * L[j, y]
+            j = int(lam[j])
+        d = 1.0 / row[i]
+        for y in range(i + 1):
+            L[i, y] *= d
+
+
+@jit
 def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
     """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
     has_f = F.shape[0] > 0
@@ -156,7 +189,10 @@ def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, wa
 @jit
 def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, dt, MM):
     """One state: kind 0, x = qdd: dtau/d(q, v, t) and M; kind 1, x = tau: dqdd/d(q, v, t) and
-    M^-1 at qdd = aba.  Returns (status, joint) (``inputs``)."""
+    M^-1 at qdd = aba; kind 2 (``PRODUCTS``), x = tau: dtau/d(q, v, t) at qdd = aba and the
+    factor L of M = L^T L in MM's lower triangle, M^-1 = L^-1 L^-T and -M^-1 dtau/d(q, v, t) left
+    to the caller (``inverse_factor``, then BLAS: ``derivatives.inverse_products``, for large
+    nv).  Returns (status, joint) (``inputs``)."""
     st, j = inputs.check(m, q, v, x, 2, t)
     if st != 0:
         return st, j
@@ -177,6 +213,11 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     _dof_parents(m, lam, run)
     if ltl_factor(W1, lam, run, W0, 1e-13) >= 0:
         return inputs.SINGULAR_MASS, -1
+    if kind == PRODUCTS:
+        for a in range(nv):
+            for k in range(nv):
+                MM[a, k] = W1[a, k]
+        return 0, -1
     for a in range(nv):
         for k in range(nv):
             MM[a, k] = 1.0 if a == k else 0.0

@@ -13,7 +13,7 @@ turns these columns into derivatives with respect to the coordinates.
 Method: RNEA differentiated in the world frame, every pair of a joint and one of its ancestors
 met once (``tangent_sweeps``), with each joint's own derivatives from its terms
 (``joint_tangents``), and time by a forward-mode sweep; forward dynamics by the mass matrix
-factorised along the tree.  The kernels (``derivative_kernels``) run one state from one compiled
+factorised along the tree (M^-1's products by numpy's matmul for large models).  The kernels (``derivative_kernels``) run one state from one compiled
 entry on pooled workspaces, and a batch in parallel over chunks of states, each state bit for bit
 its single-state result.
 
@@ -28,7 +28,7 @@ from . import engine
 from .._jit import call
 from ..model import inputs
 from .api import aba, rnea
-from .derivative_kernels import derivatives_many, derivatives_one, scratch_size
+from .derivative_kernels import PRODUCTS, derivatives_many, derivatives_one, inverse_factor, scratch_size
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import table
@@ -59,6 +59,31 @@ def _prepared(km):
     return p
 
 
+# forward-dynamics derivatives of a model with at least this many velocity variables leave the
+# products with M^-1 (nv^3 multiply-adds each) to numpy's matmul (BLAS), the rest to the kernels
+PRODUCTS_NV = 32
+
+
+def _kernel_kind(km, kind):
+    """The kernels' kind for ``kind`` (0 rnea, 1 aba) on the kernel model km."""
+    return PRODUCTS if kind == 1 and km.nv >= PRODUCTS_NV else kind
+
+
+def inverse_products(km, dq, dv, dt, MM, want_t):
+    """One state of kind ``PRODUCTS`` on the kernel model km, in place: from the factor L of
+    M = L^T L in MM and dtau/d(q, v, t) in dq, dv, dt, MM = M^-1 = L^-1 L^-T (``inverse_factor``,
+    then numpy's product of a matrix with its own transpose: symmetric), dq = -M^-1 dq,
+    dv = -M^-1 dv and, with ``want_t``, dt = -M^-1 dt."""
+    nv = MM.shape[0]
+    inverse_factor(km._mb, MM, np.empty(nv), np.empty(nv), np.empty(nv))
+    Minv = MM @ MM.T
+    MM[...] = Minv
+    np.negative(Minv @ dq, out=dq)
+    np.negative(Minv @ dv, out=dv)
+    if want_t:
+        np.negative(Minv @ dt, out=dt)
+
+
 def _scratch(km, n=None):
     """The derivative kernels' scratch of one state (n None) or of n chunks."""
     size = scratch_size(km.nbodies + 1, km.nq, km.nv)
@@ -84,9 +109,10 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
     dv = np.empty((nv, nv))
     M = np.empty((nv, nv))
     dt = np.empty(nv) if time_derivative else nodt
+    want_t = bool(time_derivative and model.rheonomic)
+    kk = _kernel_kind(model, kind)
     try:
-        st, _ = derivatives_one(model._mb, w, X, jr, q, qd, x, t, F0, kind, bool(time_derivative and model.rheonomic),
-                                dq, dv, dt, M)
+        st, _ = derivatives_one(model._mb, w, X, jr, q, qd, x, t, F0, kk, want_t, dq, dv, dt, M)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     xpool.append(X)
@@ -94,6 +120,8 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
         pool.append(w)
     if st != 0:
         return None
+    if kk == PRODUCTS:
+        inverse_products(model, dq, dv, dt, M, want_t)
     res = (dq, dv, M, dt) if time_derivative else (dq, dv, M)
     return res + (0,) if errors == "flag" else res
 
@@ -108,19 +136,23 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
     DT = np.empty((n, nv))
     MM = np.empty((n, nv, nv))
     status = np.zeros((n, 2), dtype=np.int64)
+    kk = _kernel_kind(km, kind)
     if B is None:
         w = data._w if data is not None else engine.one_workspace(km)
         X = xpool.pop() if xpool else _scratch(km)
-        status[0] = call(derivatives_one, km._mb, w, X, jr, q2[0], v2[0], x2[0], float(t1[0]), F, kind, want_t,
+        status[0] = call(derivatives_one, km._mb, w, X, jr, q2[0], v2[0], x2[0], float(t1[0]), F, kk, want_t,
                          DQ[0], DV[0], DT[0], MM[0])
         xpool.append(X)
         if data is None:
             engine.release(km, w)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        derivatives_many(km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kind, want_t,
+        derivatives_many(km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kk, want_t,
                          DQ, DV, DT, MM, status)
         engine.release_batch(token)
+    if kk == PRODUCTS:
+        for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:
+            inverse_products(km, DQ[b], DV[b], DT[b], MM[b], want_t)
     return DQ, DV, DT, MM, status
 
 

@@ -37,6 +37,16 @@ def _exact_path(m, i):
 
 
 @jit
+def no_own_terms(m, i):
+    """Whether joint i's S, vJ / u and cJ do not change with its coordinates: one screw motion of
+    constant axis and linear amount (revolute, prismatic, helical) or a spherical joint on a unit
+    quaternion (S = [1; 0], vJ = [u; 0], cJ = 0).  Its own terms are zero."""
+    p = m.jnt_path[i]
+    return ((p == PATH_SCREW and m.jnt_fn[i] == 0 and m.jnt_nmot[i] == 1)
+            or (p == PATH_QUAT and m.jnt_nv[i] == 3))
+
+
+@jit
 def screw_tangent(m, r, i, c, v, D, X0):
     """Joint i a product of screws with linear amounts; direction: its coordinate c (q) and its
     velocity variable c (u).  Writes xi, dvJ, dcJ, dcJ/du_c and the rows of dS into D from X0.

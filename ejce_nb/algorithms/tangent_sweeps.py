@@ -49,8 +49,7 @@ The rows of the sweeps' scratch D (n1 bodies, nv velocity variables; ``d_rows``)
 import numpy as np
 
 from .._jit import jit
-from .joint_tangents import general_tangent, joint_tangent
-from ..core.ejce import PATH_SCREW
+from .joint_tangents import general_tangent, joint_tangent, no_own_terms
 from .rnea import fext
 from ..core.spatial import (ZERO6, add, add6, axpy6, crf, crm, cross, dot6, force_out, inertia_mul, ld3, ld6, ld9,
                             motion_out, mtv, mv, rigid_out, scale3, st6, sub, sub6, xforce_T, xmotion)
@@ -296,9 +295,7 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
             _external(m, r, F, fb, i, T, EC + 3 * i)
         vs = m.jnt_dofadr[i]
         nvj = m.jnt_nv[i]
-        # one screw motion of constant axis (revolute, prismatic, helical): S, vJ / u and cJ = 0
-        # do not change with q: no own terms
-        own_terms = not (m.jnt_path[i] == PATH_SCREW and m.jnt_fn[i] == 0 and m.jnt_nmot[i] == 1)
+        own_terms = not no_own_terms(m, i)
         for c in range(nvj):
             xi = motion_out(R, o, ld6(r.S, vs + c))
             stc(C, 0, vs + c, xi)
