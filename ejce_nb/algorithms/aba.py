@@ -99,10 +99,10 @@ def _joint_residual(S, vs, nvj, W):
     return lambda S, vs, nvj, W: inputs.subspace_residual(S, vs, nvj, W)
 
 
-@jit
+@jit(inline="always")
 def aba_state(m, r, s, q, v, tau, t, F, fb, full, qdd):
     """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
-    accelerations computed."""
+    accelerations computed.  Inlined where it is called (a call would copy the views)."""
     forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, full)
     return aba_solve(m, r, s, tau, F, fb, qdd)
 

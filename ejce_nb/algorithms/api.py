@@ -7,7 +7,7 @@ import numpy as np
 
 from . import calls, engine
 from .crba import _chol_solve, _chol_solve_batch
-from .calls import finish, paths, run
+from .calls import finish, run
 from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, params
 from .kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs

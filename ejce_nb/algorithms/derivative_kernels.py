@@ -58,7 +58,7 @@ def _views(X, n1, nq, nv):
             table_rows(X, o + qn + 5 * nv, nv, nv), table_rows(X, o + qn + 5 * nv + nv * nv, nv, nv))
 
 
-@jit
+@jit(inline="always")
 def _dof_parents(m, lam, run):
     """lam[k]: the velocity variable before k on the path to the root (-1: none), as a float:
     the previous one of k's joint, else the last one of the nearest ancestor joint that has any;
@@ -168,7 +168,9 @@ def inverse_factor(mb, L, lam, run, row):
             L[i, y] *= d
 
 
-@jit
+# the per-state functions are inlined where they are called: a call boundary would copy the model,
+# record and scratch views (hundreds of array fields) on every state
+@jit(inline="always")
 def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
     """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
     has_f = F.shape[0] > 0
@@ -186,7 +188,7 @@ def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, wa
             dt[x] = 0.0
 
 
-@jit
+@jit(inline="always")
 def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, dt, MM):
     """One state: kind 0, x = qdd: dtau/d(q, v, t) and M; kind 1, x = tau: dqdd/d(q, v, t) and
     M^-1 at qdd = aba; kind 2 (``PRODUCTS``), x = tau: dtau/d(q, v, t) at qdd = aba and the

@@ -46,7 +46,7 @@ def no_own_terms(m, i):
             or (p == PATH_QUAT and m.jnt_nv[i] == 3))
 
 
-@jit
+@jit(inline="always")
 def screw_tangent(m, r, i, c, v, D, X0):
     """Joint i a product of screws with linear amounts; direction: its coordinate c (q) and its
     velocity variable c (u).  Writes xi, dvJ, dcJ, dcJ/du_c and the rows of dS into D from X0.
@@ -94,7 +94,7 @@ def screw_tangent(m, r, i, c, v, D, X0):
     st6(D, X0 + 3, dcu)
 
 
-@jit
+@jit(inline="always")
 def quat_tangent(m, r, i, c, v, D, X0):
     """Joint i a spherical or free joint on a unit quaternion: closed forms.  The rotation's
     tangent is dtheta in C axes (q (x) Exp(dtheta)); a free joint's translation is in P axes."""
@@ -198,9 +198,11 @@ def general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
         joint_velocity(m, r, s, i, q, v, t, False, False)
 
 
-@jit
+@jit(inline="always")
 def joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
-    """The rows X0 .. of D for joint i and its coordinate and velocity variable c (see the module)."""
+    """The rows X0 .. of D for joint i and its coordinate and velocity variable c (see the module).
+    The closed forms are inlined where this is called: a call boundary would copy the model and
+    record views (hundreds of array fields) on every column; the general path stays a call."""
     if m.jnt_path[i] == PATH_QUAT:
         quat_tangent(m, r, i, c, v, D, X0)
     elif _exact_path(m, i):

@@ -40,9 +40,10 @@ ZERO_COLUMN = 1e-12
 
 
 # ---------------------------------------------------------------------------- in the kernels
-@jit
+@jit(inline="always")
 def check(m, q, v, a, level, t):
-    """(status, joint) of one state: q always, v from level 1, a (qdd or tau) at level 2."""
+    """(status, joint) of one state: q always, v from level 1, a (qdd or tau) at level 2.
+    Inlined where it is called (a call would copy the model's views)."""
     n1 = m.body_parent.shape[0]
     nq = m.jnt_qadr[n1 - 1] + m.jnt_nq[n1 - 1]
     nv = m.jnt_dofadr[n1 - 1] + m.jnt_nv[n1 - 1]
