@@ -13,9 +13,9 @@ turns these columns into derivatives with respect to the coordinates.
 Method: RNEA differentiated in the world frame, every pair of a joint and one of its ancestors
 met once (``tangent_sweeps``), with each joint's own derivatives from its terms
 (``joint_tangents``), and time by a forward-mode sweep; forward dynamics by the mass matrix
-factorised along the tree (M^-1's products by numpy's matmul for large models).  The kernels (``derivative_kernels``) run one state from one compiled
-entry on pooled workspaces, and a batch in parallel over chunks of states, each state bit for bit
-its single-state result.
+factorised along the tree (M^-1's products by numpy's matmul for large models).  The kernels
+(``derivative_kernels``) run one state from one compiled entry on pooled workspaces, and a batch
+in parallel over chunks of states, each state bit for bit its single-state result.
 
 Couplers (mimic joints): tau = G^T tau_full(phi(q), G v, G a + Gdot v) differentiated by the chain
 rule on the expansion's derivatives; G's derivatives come from the couplers' jets (polarisation,
