@@ -25,24 +25,17 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports).  Every Python operation here is paid on every
-    call: the model carries its kind of joint paths (``_paths``) and its pool of workspaces."""
+    call: the model carries its kind of joint paths (``_paths``)."""
     if errors is not _RAISE and errors is not _FLAG:
         engine.check_errors(errors)
     kind = model._paths
     d = LIVE[slot][kind]
     if d is None:
         return None
-    if data is None:
-        pool = model._wpool
-        if pool is None:            # a model with couplers
-            return None
-        w = pool.pop() if pool else engine.new_workspace(model)
-        out = np.empty(shape)
-    else:
-        w, pool = engine.acquire(model, data)
-        if w is None:
-            return None
-        out = data._one(key, shape)
+    w, pool = engine.acquire(model, data)
+    if w is None:
+        return None
+    out = np.empty(shape) if pool is not None else data._one(key, shape)
     try:
         if P is None:
             st = d(model._mb, w, _FULL[kind], q, v, x, t, out)

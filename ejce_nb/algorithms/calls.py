@@ -7,20 +7,15 @@ from . import engine
 from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA, chunk, many
 from .kinematics import fk_size, jt_size
 from .._jit import call
-from ..core.ejce import PATH_FIXED, PATH_QUAT, PATH_SCREW
 from ..model import inputs
 from ..model.layout import H_REC, REC_JOINT
 
 
 def paths(km):
     """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
-    quaternion joint, else True (the jets and user paths compiled too); a model knows its kind
-    (``_paths``: 0 or 1), other kernel tables have it computed here once."""
-    full = km.__dict__.get("_paths")
-    if full is None:
-        full = km.__dict__["_paths"] = (0 if all(p in (PATH_FIXED, PATH_SCREW, PATH_QUAT) for p in km.jnt_path)
-                                        else 1)
-    return None if full == 0 else True
+    quaternion joint (``km._paths`` 0, set when its tables are packed), else True (the jets and
+    user paths compiled too)."""
+    return None if km._paths == 0 else True
 
 
 _EMPTY = np.zeros(0)

@@ -190,7 +190,7 @@ class Model(Expansion):
                     object.__setattr__(self, t.name, getattr(full, t.name))
             for name in ("_mb", "_mi", "_mf", "_pool", "_wpool"):
                 object.__setattr__(self, name, None)
-            object.__setattr__(self, "_paths", 0)
+            object.__setattr__(self, "_paths", full._paths)
             return
         n1 = self.nbodies + 1
         Ec, cc = self.joint_C_rot, self.joint_C_pos
