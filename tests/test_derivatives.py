@@ -2,14 +2,15 @@
 Richardson-extrapolated central differences of rnea and aba on every joint kind (the composite
 knee, a driven joint, user-defined joints, couplers), their identities, Pinocchio's analytical
 derivatives where its joints agree, batches against single calls, and bad input."""
+import multiprocessing
+
 import numba
 import numpy as np
 import pytest
 
 import ejce_nb as ej
 
-from conftest import (HAVE_PINOCCHIO, quat_exp, quat_mul, random_state, random_tree, random_unit,
-                      requires_pinocchio)
+from conftest import HAVE_PINOCCHIO, quat_exp, quat_mul, random_state, random_tree, random_unit
 
 J = ej.joints
 _r = np.random.default_rng(21)
@@ -186,6 +187,15 @@ def test_large_tree_against_differences_and_batch():
         assert all(np.array_equal(x[b], y) for x, y in zip((aq, av, Minv), one))
 
 
+_FORKED = []
+
+
+def _batch_at_two_threads():
+    model, Q, V, A = _FORKED
+    numba.set_num_threads(2)
+    return ej.rnea_derivatives(model, Q, V, A) + ej.aba_derivatives(model, Q, V, A)
+
+
 def test_batch_equals_single_calls_bitwise():
     model = _tree(KINDS[:9], 5)
     rng = np.random.default_rng(9)
@@ -208,6 +218,12 @@ def test_batch_equals_single_calls_bitwise():
         assert all(np.array_equal(x[b], y) for x, y in zip((dq, dv, M), one))
         one = ej.aba_derivatives(model, Q[b], V[b], A[b])
         assert all(np.array_equal(x[b], y) for x, y in zip((aq, av, Mi), one))
+    # a process forked after batches ran here (multiprocessing, Dask's workers) runs its own
+    if "fork" in multiprocessing.get_all_start_methods() and numba.config.NUMBA_NUM_THREADS > 1:
+        _FORKED[:] = [model, Q, V, A]
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            child = pool.apply_async(_batch_at_two_threads).get(timeout=300)
+        assert all(np.array_equal(x, y) for x, y in zip(child, res[-1]))
     # errors="flag": a bad sample is NaN and named, the others as computed alone
     Q[2, 0] = np.nan
     for f, ref in ((ej.rnea_derivatives, dq), (ej.aba_derivatives, aq)):

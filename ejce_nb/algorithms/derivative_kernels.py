@@ -17,10 +17,8 @@ and of v that the joints' own differences perturb, qdd, a vector, the parents of
 variables and their runs, and two nv x nv matrices.  The kernels allocate nothing.
 """
 import numpy as np
-from numba import prange
-
 from ..model import inputs
-from .._jit import entry, jit, pjit
+from .._jit import entry, jit
 from .aba import aba_state
 from .kinematics import forward
 from .rnea import rnea_forces
@@ -36,12 +34,13 @@ PRODUCTS = 2
 def scratch_size(n1, nq, nv):
     """Entries of one state's scratch of the derivative kernels (see the module)."""
     return (6 * (rows.py_func(n1, nv) + world_rows.py_func(n1, nv)) + column_rows.py_func() * nv + 14 * n1
-            + max(nq, 1) + 5 * nv + 2 * nv * nv)
+            + max(nq, 1) + 5 * nv + 2 * nv * nv + nv * (3 * nv + 1))
 
 
 @jit
 def _views(X, n1, nq, nv):
-    """(D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1): the named parts of one state's scratch X."""
+    """(D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1, WB): the named parts of one state's
+    scratch X (WB: nv x (3 nv + 1), the right-hand sides [1 | dtau/dq | dtau/dv | dtau/dt] of M^-1)."""
     nd = rows(n1, nv)
     nt = world_rows(n1, nv)
     nc = column_rows()
@@ -55,7 +54,8 @@ def _views(X, n1, nq, nv):
     return (table_rows(X, 0, nd, 6), table_rows(X, 6 * nd, nt, 6), C, YC, mark,
             vec(X, o, qn), vec(X, o + qn, nv), vec(X, o + qn + nv, nv), vec(X, o + qn + 2 * nv, nv),
             vec(X, o + qn + 3 * nv, nv), vec(X, o + qn + 4 * nv, nv),
-            table_rows(X, o + qn + 5 * nv, nv, nv), table_rows(X, o + qn + 5 * nv + nv * nv, nv, nv))
+            table_rows(X, o + qn + 5 * nv, nv, nv), table_rows(X, o + qn + 5 * nv + nv * nv, nv, nv),
+            table_rows(X, o + qn + 5 * nv + 2 * nv * nv, nv, 3 * nv + 1))
 
 
 @jit(inline="always")
@@ -122,9 +122,10 @@ def _row_scale(A, i, c):
 
 
 @jit
-def ltl_solve_rows(L, lam, A, sign):
-    """A <- sign M^-1 A for M = L^T L (``ltl_factor``): L^T Y = A, then L Z = Y, each a sequence of
-    row operations along the tree's paths (whole rows of A at once)."""
+def ltl_solve_rows(L, lam, A):
+    """A <- M^-1 A for M = L^T L (``ltl_factor``): L^T Y = A, then L Z = Y, each a sequence of
+    row operations along the tree's paths (whole rows of A at once: several right-hand sides side
+    by side make longer, better vectorised rows)."""
     n = A.shape[0]
     for i in range(n - 1, -1, -1):
         _row_scale(A, i, 1.0 / L[i, i])
@@ -138,9 +139,6 @@ def ltl_solve_rows(L, lam, A, sign):
             _row_axpy(A, i, j, L[i, j])
             j = int(lam[j])
         _row_scale(A, i, 1.0 / L[i, i])
-    if sign != 1.0:
-        for i in range(n):
-            _row_scale(A, i, sign)
 
 
 @jit
@@ -200,14 +198,16 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
         return st, j
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
-    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1 = _views(X, n1, q.shape[0], nv)
+    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1, WB = _views(X, n1, q.shape[0], nv)
+    if kind != 0:
+        st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
+        if st != 0 and st != inputs.NEAR_SINGULAR:
+            return st, j
+    # one inlined copy of the sweeps for every kind (two copies made the kernel slower)
+    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 else qdd, t, F, fb, want_t, qp, vp,
+                           tmp, dq, dv, dt, MM if kind == 0 else W0)
     if kind == 0:
-        rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, MM)
         return 0, -1
-    st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
-    if st != 0 and st != inputs.NEAR_SINGULAR:
-        return st, j
-    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, qdd, t, F, fb, want_t, qp, vp, tmp, dq, dv, dt, W0)
     # M = L^T L along the tree, then M^-1 and -M^-1 (dtau/dq, dtau/dv, dtau/dt) by its solves
     for a in range(nv):
         for k in range(nv):
@@ -220,14 +220,21 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
             for k in range(nv):
                 MM[a, k] = W1[a, k]
         return 0, -1
+    # M^-1 [1 | dtau/dq | dtau/dv | dtau/dt] in one pass of solves: rows of 3 nv + 1, not four of nv
     for a in range(nv):
         for k in range(nv):
-            MM[a, k] = 1.0 if a == k else 0.0
-    ltl_solve_rows(W1, lam, MM, 1.0)
-    ltl_solve_rows(W1, lam, dq, -1.0)
-    ltl_solve_rows(W1, lam, dv, -1.0)
-    if want_t:
-        ltl_solve_rows(W1, lam, dt.reshape((nv, 1)), -1.0)
+            WB[a, k] = 1.0 if a == k else 0.0
+            WB[a, nv + k] = dq[a, k]
+            WB[a, 2 * nv + k] = dv[a, k]
+        WB[a, 3 * nv] = dt[a] if want_t else 0.0
+    ltl_solve_rows(W1, lam, WB)
+    for a in range(nv):
+        for k in range(nv):
+            MM[a, k] = WB[a, k]
+            dq[a, k] = -WB[a, nv + k]
+            dv[a, k] = -WB[a, 2 * nv + k]
+        if want_t:
+            dt[a] = -WB[a, 3 * nv]
     return 0, -1
 
 
@@ -244,8 +251,9 @@ def derivatives_one(mb, w, X, JR, q, v, x, t, F, kind, want_t, dq, dv, dt, MM):
 @jit
 def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status, c,
                         nchunk):
-    """The samples of chunk c of nchunk, each on the chunk's scratch (its own record where
-    ``per_state``): bit for bit the single-state result."""
+    """A batch's chunk c of nchunk (``engine.run_chunks`` runs the chunks on threads), each state
+    on the chunk's scratch (its own record where ``per_state``): bit for bit the single-state
+    result."""
     B = Q.shape[0]
     m = model_view(mb)
     s = scratch_view(mb, S[c], 0)
@@ -256,12 +264,3 @@ def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t,
                                   DQ[b], DV[b], DT[b], MM[b])
         status[b, 0] = st
         status[b, 1] = j
-
-
-@pjit
-def derivatives_many(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status):
-    """A batch: the chunks in parallel (``engine.n_chunks``)."""
-    nchunk = S.shape[0]
-    for c in prange(nchunk):
-        derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status, c,
-                            nchunk)

@@ -28,7 +28,7 @@ from . import engine
 from .._jit import call
 from ..model import inputs
 from .api import aba, rnea
-from .derivative_kernels import PRODUCTS, derivatives_many, derivatives_one, inverse_factor, scratch_size
+from .derivative_kernels import PRODUCTS, derivatives_one, derivatives_samples, inverse_factor, scratch_size
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import table
@@ -147,8 +147,8 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
             engine.release(km, w)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        derivatives_many(km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kk, want_t,
-                         DQ, DV, DT, MM, status)
+        engine.run_chunks(derivatives_samples, S.shape[0], km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2,
+                          v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM, status)
         engine.release_batch(token)
     if kk == PRODUCTS:
         for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:

@@ -8,6 +8,10 @@ model allows: ``lanes``).  Chunks are a few per thread, so threads stay busy; a
 state's result is bit for bit its result alone (a group does each state's operations in the same
 order), so nothing depends on the chunking or the thread count.
 """
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -17,6 +21,42 @@ from ..model import layout
 def n_chunks(B):
     """Chunks of a batch of B states: a few per thread for balance, never more than B."""
     return max(1, min(B, 4 * numba.get_num_threads()))
+
+
+_POOLS = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _thread_pool(n):
+    """This process's pool of n threads (a forked child starts its own)."""
+    key = (os.getpid(), n)
+    pool = _POOLS.get(key)
+    if pool is None:
+        with _POOLS_LOCK:
+            pool = _POOLS.get(key)
+            if pool is None:
+                pool = _POOLS[key] = ThreadPoolExecutor(n, thread_name_prefix="ejce_nb")
+    return pool
+
+
+def run_chunks(kernel, nchunk, *args):
+    """``kernel(*args, c, nchunk)`` for the chunks c = 0 .. nchunk - 1 of a batch: on
+    ``numba.get_num_threads()`` threads (the kernels release the GIL), or on this thread where
+    that is one thread or there is one chunk.
+
+    For the large per-state kernels (the derivatives): a compiled ``prange`` driver loaded from
+    Numba's on-disk cache brings its own copies of the functions it calls, and every kernel loaded
+    after it runs those copies, which ran 25-45% slower (benchmarks/README.md); a serial chunk
+    kernel has no such copies."""
+    nt = min(numba.get_num_threads(), nchunk)
+    if nt <= 1:
+        for c in range(nchunk):
+            kernel(*args, c, nchunk)
+        return
+    pool = _thread_pool(nt)
+    futures = [pool.submit(kernel, *args, c, nchunk) for c in range(nchunk)]
+    for f in futures:
+        f.result()
 
 
 def new_workspace(km):
