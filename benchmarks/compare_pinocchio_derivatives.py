@@ -105,11 +105,11 @@ def batch(model, rng, n, threads):
              lambda: [pin.computeRNEADerivatives(pm.pmodel, pm.data, q, v, a) for q, v, a in zip(PQ, PV, PA)]),
             ("aba derivatives", lambda: ej.aba_derivatives(model, Q, V, TAU),
              lambda: [pin.computeABADerivatives(pm.pmodel, pm.data, q, v, u) for q, v, u in zip(PQ, PV, PT)])):
-        tp = best(lambda k: [theirs() for _ in range(k)], 3)
+        tp = best(lambda k: [theirs() for _ in range(k)])
         for th in threads:
             numba.set_num_threads(th)
             ours()
-            to = best(lambda k: [ours() for _ in range(k)], 3)
+            to = best(lambda k: [ours() for _ in range(k)])
             print(f"{what:24} {th:7d} {n / to:11.3g} {n / tp:11.3g} {tp / to:7.2f}")
     numba.set_num_threads(1)
 

@@ -199,7 +199,7 @@ def _batch_at_two_threads():
 def test_batch_equals_single_calls_bitwise():
     model = _tree(KINDS[:9], 5)
     rng = np.random.default_rng(9)
-    n = 9
+    n = 40      # at least derivatives.THREADS_FROM: the batch runs on threads
     states = [random_state(model, rng) for _ in range(n)]
     Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
     threads = numba.get_num_threads()

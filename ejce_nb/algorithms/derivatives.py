@@ -62,6 +62,9 @@ def _prepared(km):
 # forward-dynamics derivatives of a model with at least this many velocity variables leave the
 # products with M^-1 (nv^3 multiply-adds each) to numpy's matmul (BLAS), the rest to the kernels
 PRODUCTS_NV = 32
+# a batch of fewer states runs on the calling thread: waking a thread costs tens of microseconds,
+# several states' derivatives
+THREADS_FROM = 32
 
 
 def _kernel_kind(km, kind):
@@ -148,7 +151,7 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
         engine.run_chunks(derivatives_samples, S.shape[0], km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2,
-                          v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM, status)
+                          v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM, status, serial=n < THREADS_FROM)
         engine.release_batch(token)
     if kk == PRODUCTS:
         for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:

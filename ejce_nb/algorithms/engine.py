@@ -39,24 +39,30 @@ def _thread_pool(n):
     return pool
 
 
-def run_chunks(kernel, nchunk, *args):
-    """``kernel(*args, c, nchunk)`` for the chunks c = 0 .. nchunk - 1 of a batch: on
-    ``numba.get_num_threads()`` threads (the kernels release the GIL), or on this thread where
-    that is one thread or there is one chunk.
+def run_chunks(kernel, nchunk, *args, serial=False):
+    """``kernel(*args, c, nchunk)`` for the chunks c = 0 .. nchunk - 1 of a batch: thread k of
+    ``numba.get_num_threads()`` runs the chunks k, k + nt, ... (the kernels release the GIL; this
+    thread is thread 0), or this thread runs them all where that is one thread or ``serial``
+    (a batch too small to pay for waking threads: tens of microseconds).
 
     For the large per-state kernels (the derivatives): a compiled ``prange`` driver loaded from
     Numba's on-disk cache brings its own copies of the functions it calls, and every kernel loaded
-    after it runs those copies, which ran 25-45% slower (benchmarks/README.md); a serial chunk
+    after it runs those copies, which ran 20-45% slower (benchmarks/README.md); a serial chunk
     kernel has no such copies."""
-    nt = min(numba.get_num_threads(), nchunk)
-    if nt <= 1:
-        for c in range(nchunk):
+    nt = 1 if serial else min(numba.get_num_threads(), nchunk)
+
+    def share(k):
+        for c in range(k, nchunk, nt):
             kernel(*args, c, nchunk)
+    if nt <= 1:
+        share(0)
         return
-    pool = _thread_pool(nt)
-    futures = [pool.submit(kernel, *args, c, nchunk) for c in range(nchunk)]
-    for f in futures:
-        f.result()
+    futures = [_thread_pool(nt - 1).submit(share, k) for k in range(1, nt)]
+    try:
+        share(0)
+    finally:
+        for f in futures:
+            f.result()
 
 
 def new_workspace(km):
