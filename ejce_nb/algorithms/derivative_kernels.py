@@ -14,9 +14,11 @@ numpy's matmul (BLAS) does several times faster than row operations.
 A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' rows D, the world
 sweep's rows T, columns C, composite inertias YC and body marks (``tangent_sweeps``), a copy of q
 and of v that the joints' own differences perturb, qdd, a vector, the parents of the velocity
-variables and their runs, and two nv x nv matrices.  The kernels allocate nothing.
+variables and their runs, two nv x nv matrices, and the nv x (3 nv + 1) right-hand sides of the
+solves with M.  The kernels allocate nothing; a batch's chunks run on threads (``engine.run_chunks``).
 """
 import numpy as np
+
 from ..model import inputs
 from .._jit import entry, jit
 from .aba import aba_state
@@ -203,7 +205,7 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
         st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
         if st != 0 and st != inputs.NEAR_SINGULAR:
             return st, j
-    # one inlined copy of the sweeps for every kind (two copies made the kernel slower)
+    # one inlined copy of the sweeps serves every kind
     rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 else qdd, t, F, fb, want_t, qp, vp,
                            tmp, dq, dv, dt, MM if kind == 0 else W0)
     if kind == 0:
