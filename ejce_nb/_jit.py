@@ -201,7 +201,7 @@ if not log.handlers:
 def _what(dispatcher):
     """'rnea_many (ejce_nb.rnea: inverse dynamics, ...)': a kernel's name and its module's first line."""
     f = getattr(dispatcher, "py_func", None)
-    name = getattr(f, "__qualname__", str(dispatcher))
+    name = getattr(f, "__name__", str(dispatcher))
     mod = sys.modules.get(getattr(f, "__module__", ""), None)
     doc = ((getattr(mod, "__doc__", None) or "").strip().splitlines() or [""])[0].rstrip(".,:;")
     where = getattr(f, "__module__", "?")
@@ -243,7 +243,7 @@ class _CompileAnnouncer(_event.Listener):
             f = getattr(d, "py_func", None)
             dt = time.perf_counter() - t0
             _COMPILE_TIME[0] += dt
-            log.info(f"compiled {getattr(f, '__qualname__', d)} in {dt:.1f} s")
+            log.info(f"compiled {getattr(f, '__name__', d)} in {dt:.1f} s")
 
 
 ANNOUNCER = _CompileAnnouncer()

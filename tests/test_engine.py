@@ -68,6 +68,7 @@ def test_model_tables_are_views_of_the_packed_buffers(model):
         cc = model.joint_C_pos[l] if l > 0 else np.zeros(3)
         np.testing.assert_allclose(model.jnt_Xt[i], Ec.T @ model.joint_P_rot[i], atol=1e-15)
         np.testing.assert_allclose(model.jnt_pt[i], Ec.T @ (model.joint_P_pos[i] - cc), atol=1e-15)
+        assert model.jnt_Xid[i] == int(np.array_equal(model.jnt_Xt[i], np.eye(3)))
         c = model.joint_C_rot[i].T @ (model.body_com[i] - model.joint_C_pos[i])
         np.testing.assert_allclose(model.body_cC[i], c, atol=1e-15)
         I = model.joint_C_rot[i].T @ model.body_inertia[i] @ model.joint_C_rot[i]

@@ -15,7 +15,7 @@ from ..model import inputs
 _ND = np.ndarray
 _EMPTY = calls._EMPTY
 _RAISE, _FLAG = "raise", "flag"
-_FULL = (None, True)
+_empty = np.empty
 
 
 def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
@@ -26,27 +26,39 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports).  Every Python operation here is paid on every
     call: the model carries its kind of joint paths (``_paths``)."""
-    if errors is not _RAISE and errors is not _FLAG:
-        engine.check_errors(errors)
     kind = model._paths
     d = LIVE[slot][kind]
     if d is None:
         return None
-    w, pool = engine.acquire(model, data)
-    if w is None:
-        return None
-    out = np.empty(shape) if pool is not None else data._one(key, shape)
+    if data is None:
+        # engine.acquire's first case, written out: this line is paid on every call
+        pool = model._wpool
+        if pool is None:
+            return None
+        try:
+            w = pool.pop()
+        except IndexError:
+            w = engine.new_workspace(model)
+        out = _empty(shape)
+    else:
+        w, pool = engine.acquire(model, data)
+        if w is None:
+            return None
+        out = data._one(key, shape)
     try:
         if P is None:
-            st = d(model._mb, w, _FULL[kind], q, v, x, t, out)
+            st = d(model._mb, w, q, v, x, t, out)
         else:
-            st = d(model._mb, w, _FULL[kind], P, q, v, x, t, out)
+            st = d(model._mb, w, P, q, v, x, t, out)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     if pool is not None:
         pool.append(w)
     if st != 0:
         return None
+    if errors is _RAISE:
+        return out
+    engine.check_errors(errors)
     return out if errors == "raise" else (out, 0)
 
 

@@ -84,9 +84,9 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         kind = 0 if full is None else 1
         x = TAU_IN[0] if k == ABA else A[0]
         if k in P_FREE:
-            st = call(ONE[k][kind], km._mb, w, full, qk[0], V[0], x, t1[0], out)
+            st = call(ONE[k][kind], km._mb, w, qk[0], V[0], x, t1[0], out)
         else:
-            st = call(ONE[k][kind], km._mb, w, full, P, qk[0], V[0], x, t1[0], out)
+            st = call(ONE[k][kind], km._mb, w, P, qk[0], V[0], x, t1[0], out)
         LIVE[k][kind] = ONE[k][kind]
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)

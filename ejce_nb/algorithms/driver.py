@@ -262,53 +262,53 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     return st
 
 
-# the compiled entries of the public functions, one per quantity: ``entry(mb, w, full, [P,] q, v,
-# x, t, out)`` with x the accelerations qdd (rnea, forward kinematics) or the joint forces tau
-# (aba), and ``out`` the quantity's output.  Few arguments, since each costs the call from Python
-# its typing: no external forces (a one-state call with f_ext runs ``chunk``), and no P where the
-# quantity has no parameters (``P_FREE``: P0, the parameters at their defaults).  ``x[:0]``: no
-# entries, read as zero.
+# the compiled entries of the public functions, one per quantity and kind of model:
+# ``entry(mb, w, [P,] q, v, x, t, out)`` with x the accelerations qdd (rnea, forward kinematics)
+# or the joint forces tau (aba), and ``out`` the quantity's output.  Few arguments, since each
+# costs the call from Python its typing: no external forces (a one-state call with f_ext runs
+# ``chunk``), no P where the quantity has no parameters (``P_FREE``: P0, the parameters at their
+# defaults), and the kind of joint paths (``full``) fixed in the entry.  ``x[:0]``: no entries,
+# read as zero.
 P0 = params()
 NO_FORCE = np.zeros((0, 1, 6))
 P_FREE = (RNEA, ABA, CRBA)
 
 
-def one_rnea(mb, w, full, q, v, x, t, out):
-    return one(mb, w, full, P0, q, v, x, x[:0], t, NO_FORCE, out, None, None, None, None, None, None)
+def _entries(full):
+    """The entries for the models whose joint paths are ``full`` (``calls.paths``: None, or True
+    where the jets and user paths are compiled too)."""
+
+    def one_rnea(mb, w, q, v, x, t, out):
+        return one(mb, w, full, P0, q, v, x, x[:0], t, NO_FORCE, out, None, None, None, None, None, None)
+
+    def one_aba(mb, w, q, v, x, t, out):
+        return one(mb, w, full, P0, q, v, x[:0], x, t, NO_FORCE, None, out, None, None, None, None, None)
+
+    def one_mass_matrix(mb, w, q, v, x, t, out):
+        return one(mb, w, full, P0, q, v, x[:0], x[:0], t, NO_FORCE, None, None, out, None, None, None, None)
+
+    def one_forward_kinematics(mb, w, P, q, v, x, t, out):
+        return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, None, out, None, None, None)
+
+    def one_joint_terms(mb, w, P, q, v, x, t, out):
+        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, out, None, None)
+
+    def one_body_jacobian(mb, w, P, q, v, x, t, out):
+        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, out, None)
+
+    def one_energy(mb, w, P, q, v, x, t, out):
+        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, None, out)
+
+    return tuple(entry(f) for f in (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics,
+                                    one_joint_terms, one_body_jacobian, one_energy))
 
 
-def one_aba(mb, w, full, q, v, x, t, out):
-    return one(mb, w, full, P0, q, v, x[:0], x, t, NO_FORCE, None, out, None, None, None, None, None)
-
-
-def one_mass_matrix(mb, w, full, q, v, x, t, out):
-    return one(mb, w, full, P0, q, v, x[:0], x[:0], t, NO_FORCE, None, None, out, None, None, None, None)
-
-
-def one_forward_kinematics(mb, w, full, P, q, v, x, t, out):
-    return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, None, out, None, None, None)
-
-
-def one_joint_terms(mb, w, full, P, q, v, x, t, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, out, None, None)
-
-
-def one_body_jacobian(mb, w, full, P, q, v, x, t, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, out, None)
-
-
-def one_energy(mb, w, full, P, q, v, x, t, out):
-    return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, None, out)
-
-
-_ENTRIES = (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics, one_joint_terms, one_body_jacobian,
-            one_energy)
 # ONE[slot][kind]: the entries of a quantity for the two kinds of model (``kind``: 0 where
 # ``paths`` is None, 1 where it is True), each compiled once for the types of the input layer and
 # then closed (``_jit.entry``); LIVE[slot][kind]: the same once compiled, None before (the fast
 # path leaves the first call to the input layer)
-ONE = tuple((entry(f), entry(f)) for f in _ENTRIES)
-LIVE = [[None, None] for _ in _ENTRIES]
+ONE = tuple(zip(_entries(None), _entries(True)))
+LIVE = [[None, None] for _ in ONE]
 
 
 @jit

@@ -11,6 +11,11 @@ def place(m, r, i, R, p):
     """Record the relative pose (R, p) of C_i in P_i and X_i: E = (Xt R)^T, d = pt + Xt p."""
     st9(r.Rrel, i, R)
     st3(r.rrel, i, p)
+    if m.jnt_Xid[i]:
+        # Xt = 1 (the joint frame P_i parallel to the parent's C): E = R^T, d = pt + p
+        st9(r.E, i, (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8]))
+        st3(r.d, i, add(ld3(m.jnt_pt, i), p))
+        return
     X = ld9(m.jnt_Xt, i)
     XR = mm(X, R)
     st9(r.E, i, (XR[0], XR[3], XR[6], XR[1], XR[4], XR[7], XR[2], XR[5], XR[8]))
@@ -18,7 +23,6 @@ def place(m, r, i, R, p):
         st3(r.d, i, ld3(m.jnt_pt, i))
     else:
         st3(r.d, i, add(ld3(m.jnt_pt, i), mv(X, p)))
-
 
 
 @jit

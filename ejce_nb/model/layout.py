@@ -70,6 +70,7 @@ MODEL = (
     T("jnt_nmot", "n1", "i8", "number of elementary motions of the joint"),
     T("jnt_quat", "n1", "i8", "offset of a unit quaternion within the joint's q, or -1"),
     T("jnt_fn", "n1", "i8", "1: some elementary motion's amount is a function (not scale * q_k)"),
+    T("jnt_Xid", "n1", "i8", "1: jnt_Xt is the identity (the joint frame P_i parallel to the parent's C)"),
     T("jnt_fptr", "n1", "i8", "user-defined joints: address of the compiled pose wrapper (0: none)"),
     T("mot_kind", "nmot", "i8", "MOT_ROT or MOT_TRANS"),
     T("mot_coord", "nmot", "i8", "k: the amount is mot_scale * q_k of the joint; -1: a function"),

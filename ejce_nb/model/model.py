@@ -41,6 +41,7 @@ Derived tables the kernels read, computed once here (``layout`` packs them for t
   mot_axis (K, 3), mot_scale (K,)
   jnt_Xt (N+1, 3, 3), jnt_pt (N+1, 3)   placement of P_i in the parent's outboard frame C
                                         (Xt = E_c,p^T E_p, pt = E_c,p^T (c_p - c_c,p))
+  jnt_Xid      (N+1,)    1 where jnt_Xt is exactly the identity (the placement skips the product)
   body_hC, body_cC, body_bo (N+1, 3)    m c, centre of mass and body origin, in C
   body_IC (N+1, 3, 3)   rotational inertia about the origin of C, C axes
   body_iscale (N+1,)    the largest of the mass and the diagonal of body_IC (a scale for pivots)
@@ -251,6 +252,7 @@ class Model(Expansion):
             jnt_nq=self.jnt_nq, jnt_dofadr=self.jnt_dofadr, jnt_nv=self.jnt_nv, jnt_padr=self.jnt_padr,
             jnt_madr=madr, jnt_nmot=nmot, jnt_quat=quat,
             jnt_fn=[int(any(x[2] < 0 for x in mots[madr[i]:madr[i] + nmot[i]])) for i in range(n1)],
+            jnt_Xid=[int(np.array_equal(Xt[i], np.eye(3))) for i in range(n1)],
             jnt_fptr=fptr, mot_kind=[x[0] for x in mots], mot_coord=[x[2] for x in mots],
             mot_fadr=[x[4] for x in mots], jnt_params=self.jnt_params, jnt_Xt=Xt, jnt_pt=pt,
             body_mass=self.body_mass, body_hC=hC, body_IC=IC, body_cC=cC, body_bo=bo, body_Ec=Ec,
