@@ -42,8 +42,10 @@ def _thread_pool(n):
 def run_chunks(kernel, nchunk, *args, serial=False):
     """``kernel(*args, c, nchunk)`` for the chunks c = 0 .. nchunk - 1 of a batch: thread k of
     ``numba.get_num_threads()`` runs the chunks k, k + nt, ... (the kernels release the GIL; this
-    thread is thread 0), or this thread runs them all where that is one thread or ``serial``
-    (a batch too small to pay for waking threads: tens of microseconds).
+    thread is thread 0); where that is one thread or ``serial`` (a batch too small to pay for
+    waking threads: tens of microseconds), one call ``kernel(*args, 0, 1)`` on this thread runs
+    the whole batch on the first chunk's workspace (each call from Python costs a microsecond or
+    two; every state's result is that of a lone call, whichever chunk it is in).
 
     For the large per-state kernels (the derivatives): a compiled ``prange`` driver loaded from
     Numba's on-disk cache brings its own copies of the functions it calls, and every kernel loaded
@@ -51,12 +53,13 @@ def run_chunks(kernel, nchunk, *args, serial=False):
     kernel has no such copies."""
     nt = 1 if serial else min(numba.get_num_threads(), nchunk)
 
+    if nt <= 1:
+        kernel(*args, 0, 1)
+        return
+
     def share(k):
         for c in range(k, nchunk, nt):
             kernel(*args, c, nchunk)
-    if nt <= 1:
-        share(0)
-        return
     futures = [_thread_pool(nt - 1).submit(share, k) for k in range(1, nt)]
     try:
         share(0)
