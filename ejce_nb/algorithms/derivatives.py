@@ -248,8 +248,9 @@ def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative,
             DV = -MM @ DV
             DT = -np.einsum("bij,bj->bi", MM, DT)
     bad = (status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)
-    for A in (DQ, DV, DT, MM):
-        A[bad] = np.nan
+    if bad.any():
+        for A in (DQ, DV, DT, MM):
+            A[bad] = np.nan
     out = [inputs.unbatch(B, DQ), inputs.unbatch(B, DV), inputs.unbatch(B, MM)]
     if time_derivative:
         out.append(inputs.unbatch(B, DT))
