@@ -26,12 +26,14 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports).  Every Python operation here is paid on every
     call: the model carries its kind of joint paths (``_paths``)."""
+    if errors is not _RAISE and errors is not _FLAG:
+        engine.check_errors(errors)
     kind = model._paths
     d = LIVE[slot][kind]
     if d is None:
         return None
     if data is None:
-        # engine.acquire's first case, written out: this line is paid on every call
+        # engine.acquire's first case, written out: a call of it would cost every one-state call
         pool = model._wpool
         if pool is None:
             return None
@@ -56,9 +58,6 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
         pool.append(w)
     if st != 0:
         return None
-    if errors is _RAISE:
-        return out
-    engine.check_errors(errors)
     return out if errors == "raise" else (out, 0)
 
 
