@@ -199,7 +199,7 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     vjoint = np.repeat(np.arange(model.nbodies + 1), model.nv_joint)
     for b in np.nonzero((col >= 0) & ((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR)))[0]:
         status[b] = (inputs.SINGULAR_MASS, vjoint[col[b]])
-    out[(status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)] = np.nan
+    inputs.nan_failed(status[:, 0], (out,))
     fin = np.isfinite(tau2).all(axis=1) & np.isfinite(qd2).all(axis=1)
     status[(status[:, 0] == 0) & ~fin] = (inputs.NONFINITE, -1)
     return inputs.flag_or_raise(errors, model, status, "forward_dynamics_crba", ["q", "qd", "tau"],
@@ -442,12 +442,7 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
             arrays = (x.J, x.sigma, x.bias, x.R, x.r, x.twist)
         else:
             arrays = (x,)
-        st = status[:, slot, 0]
-        bad = (st != 0) & (st != inputs.NEAR_SINGULAR)
-        if bad.any():
-            for y in arrays:
-                if y is not None:
-                    y[bad if B is not None else slice(None)] = np.nan
+        inputs.nan_failed(status[:, slot, 0], arrays, B is not None)
         if slot not in (FK, JT):
             x = inputs.unbatch(B, x)
             if slot == ENERGY and nm != "center_of_mass" and B is None:

@@ -115,14 +115,7 @@ def finish(errors, model, status, slot, what, inputs_used, t1, B, result, nan=()
     the rows of bad samples NaN (NEAR_SINGULAR ones kept) and the codes; else the result or the
     error (``inputs.flag_or_raise``).  ``nan``: the arrays to fill with NaN (default: none)."""
     st = status[:, slot]
-    bad = (st[:, 0] != 0) & (st[:, 0] != inputs.NEAR_SINGULAR)
-    if bad.any():
-        for a in nan:
-            if a is not None:
-                if B is None:
-                    a[...] = np.nan
-                else:
-                    a[bad] = np.nan
+    inputs.nan_failed(st[:, 0], nan, B is not None)
     names = [nm for nm, _ in inputs_used]
     arrays = [x for _, x in inputs_used]
     return inputs.flag_or_raise(errors, model, st, what, names, arrays, t1, B, result)

@@ -247,10 +247,7 @@ def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative,
             DQ = -MM @ DQ
             DV = -MM @ DV
             DT = -np.einsum("bij,bj->bi", MM, DT)
-    bad = (status[:, 0] != 0) & (status[:, 0] != inputs.NEAR_SINGULAR)
-    if bad.any():
-        for A in (DQ, DV, DT, MM):
-            A[bad] = np.nan
+    inputs.nan_failed(status[:, 0], (DQ, DV, DT, MM))
     out = [inputs.unbatch(B, DQ), inputs.unbatch(B, DV), inputs.unbatch(B, MM)]
     if time_derivative:
         out.append(inputs.unbatch(B, DT))

@@ -362,6 +362,17 @@ def raise_status(model, status, what, names, arrays, t1, B):
     raise err
 
 
+def nan_failed(codes, arrays, batched=True):
+    """NaN in the rows of the samples whose status code is an error (NEAR_SINGULAR ones keep
+    their results) of each of ``arrays`` (None skipped); ``batched`` False: one state, whose
+    arrays are filled whole."""
+    bad = (codes != OK) & (codes != NEAR_SINGULAR)
+    if bad.any():
+        for a in arrays:
+            if a is not None:
+                a[bad if batched else ...] = np.nan
+
+
 def flag_or_raise(errors, model, status, what, names, arrays, t1, B, result):
     """``errors="flag"``: (result, status codes (B,)); ``"raise"``: result, or the error."""
     if errors == "flag":
