@@ -3,12 +3,16 @@ Richardson-extrapolated central differences of rnea and aba on every joint kind 
 knee, a driven joint, user-defined joints, couplers), their identities, Pinocchio's analytical
 derivatives where its joints agree, batches against single calls, and bad input."""
 import multiprocessing
+import os
+import subprocess
+import sys
 
 import numba
 import numpy as np
 import pytest
 
 import ejce_nb as ej
+from ejce_nb.models import load
 
 from conftest import HAVE_PINOCCHIO, quat_exp, quat_mul, random_state, random_tree, random_unit
 
@@ -230,6 +234,39 @@ def test_batch_equals_single_calls_bitwise():
         out = f(model, Q, V, A, errors="flag")
         assert list(out[-1]) == [0, 0, int(ej.Status.NONFINITE_INPUT)] + [0] * (n - 3)
         assert np.isnan(out[0][2]).all() and np.array_equal(out[0][3], ref[3])
+
+
+_NEXT_PROCESS = """
+import sys, numpy as np, ejce_nb as ej
+from ejce_nb.algorithms.tangent_sweeps import rnea_tangents
+from ejce_nb.models import load
+d = np.load(sys.argv[1])
+model = load("arm7")
+one = ej.rnea_derivatives(model, d["Q"][0], d["V"][0], d["A"][0])
+batch = ej.aba_derivatives(model, d["Q"], d["V"], d["T"])
+np.savez(sys.argv[2], *(one + batch), loaded=len(rnea_tangents.signatures))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("EJCE_NB_CACHE", "1").strip().lower() in ("0", "false", "no", "off"),
+                    reason="no on-disk cache (EJCE_NB_CACHE=0)")
+def test_a_process_loading_the_cache_gets_the_same_bits(tmp_path):
+    """A new process loads the kernels compiled here from the on-disk cache, with the tangent
+    sweeps' own code loaded before them (``_jit.load_after``), and gives the same bits."""
+    model = load("arm7")
+    rng = np.random.default_rng(4)
+    states = [random_state(model, rng) for _ in range(40)]
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    T = ej.rnea(model, Q, V, A)
+    ours = ej.rnea_derivatives(model, Q[0], V[0], A[0]) + ej.aba_derivatives(model, Q, V, T)
+    np.savez(tmp_path / "in.npz", Q=Q, V=V, A=A, T=T)
+    res = subprocess.run([sys.executable, "-c", _NEXT_PROCESS, str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = np.load(tmp_path / "out.npz")
+    assert int(out["loaded"]) >= 1
+    for k, x in enumerate(ours):
+        assert np.array_equal(out[f"arr_{k}"], x)
 
 
 def test_bad_input_is_named():

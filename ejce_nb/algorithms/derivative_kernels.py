@@ -20,7 +20,7 @@ solves with M.  The kernels allocate nothing; a batch's chunks run on threads (`
 import numpy as np
 
 from ..model import inputs
-from .._jit import entry, jit
+from .._jit import entry, jit, load_after
 from .aba import aba_state
 from .kinematics import forward
 from .rnea import rnea_forces
@@ -266,3 +266,9 @@ def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t,
                                   DQ[b], DV[b], DT[b], MM[b])
         status[b, 0] = st
         status[b, 1] = j
+
+
+# the copies of the tangent sweeps that Numba caches with these kernels ran slower than the sweeps'
+# own code (benchmarks/README.md): a process that loads them from the cache loads the sweeps first
+load_after(derivatives_one, (rnea_tangents, time_direction))
+load_after(derivatives_samples, (rnea_tangents, time_direction))

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from .._jit import callees_first, remember_callees
 from ..model import layout
 
 
@@ -47,14 +48,14 @@ def run_chunks(kernel, nchunk, *args, serial=False):
     the whole batch on the first chunk's workspace (each call from Python costs a microsecond or
     two; every state's result is that of a lone call, whichever chunk it is in).
 
-    For the large per-state kernels (the derivatives): a compiled ``prange`` driver loaded from
-    Numba's on-disk cache brings its own copies of the functions it calls, and every kernel loaded
-    after it runs those copies, which ran 20-45% slower (benchmarks/README.md); a serial chunk
-    kernel has no such copies."""
+    For the large per-state kernels (the derivatives): a compiled ``prange`` driver ran slower
+    than this pool of threads on small batches and loaded from the cache (benchmarks/README.md).
+    The kernel's callees declared with ``_jit.load_after`` load before it (``callees_first``)."""
+    callees_first(kernel)
     nt = 1 if serial else min(numba.get_num_threads(), nchunk)
-
     if nt <= 1:
         kernel(*args, 0, 1)
+        remember_callees(kernel)
         return
 
     def share(k):
@@ -66,6 +67,7 @@ def run_chunks(kernel, nchunk, *args, serial=False):
     finally:
         for f in futures:
             f.result()
+    remember_callees(kernel)
 
 
 def new_workspace(km):
