@@ -5,7 +5,9 @@ another module (nor a new version of this package), so the cache lives in a dire
 hash of the package's sources and Numba's version: any change gives a fresh cache, an unchanged
 package starts warm.  The directory is ``$XDG_CACHE_HOME/ejce_nb/<hash>`` (``~/.cache`` by default,
 the system's temporary directory when that is not writable), or ``$NUMBA_CACHE_DIR/ejce_nb/<hash>``
-when Numba's own switch is set.
+when Numba's own switch is set.  Beside Numba's files it holds ``callees/``: for a kernel declared
+with ``load_after``, the signatures its callees were compiled for, so that a later process loads
+their own code before the kernel (``callees_first``).
 
 Every compilation of one of the package's kernels is announced once, before it starts, with
 what it compiles, and again when it ends (with its duration): on the logger ``ejce_nb`` (level
