@@ -48,9 +48,10 @@ def run_chunks(kernel, nchunk, *args, serial=False):
     the whole batch on the first chunk's workspace (each call from Python costs a microsecond or
     two; every state's result is that of a lone call, whichever chunk it is in).
 
-    For the large per-state kernels (the derivatives): a compiled ``prange`` driver ran slower
-    than this pool of threads on small batches and loaded from the cache (benchmarks/README.md).
-    The kernel's callees declared with ``_jit.load_after`` load before it (``callees_first``)."""
+    For the large per-state kernels (the derivatives), in place of a compiled ``prange`` driver,
+    which ran slower when loaded from the cache (benchmarks/README.md; page faults found since may
+    have been part of it). The kernel's callees declared with ``_jit.load_after`` load before it
+    (``callees_first``)."""
     callees_first(kernel)
     nt = 1 if serial else min(numba.get_num_threads(), nchunk)
     if nt <= 1:
