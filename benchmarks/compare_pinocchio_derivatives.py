@@ -7,8 +7,9 @@
    humanoid (both sides on the same model) and a 100-body chain of Z-Y-X Euler joints; each also
    as a multiple of its plain call (``ej.rnea`` / ``pin.rnea``, ``ej.aba`` / ``pin.aba``).
    Pinocchio's own sample humanoid (``buildSampleModelHumanoid``) is timed beside for reference.
-2. A batch of 10^4 arm states at 2 threads: states per second of the batched derivative calls
-   beside Pinocchio's derivative calls looped from Python.
+2. A batch of 10^4 arm states at 1 and 2 threads: states per second of the batched derivative calls
+   (fresh result arrays each call, each dropped before the next call; and with ``out=``, the same
+   arrays every call) beside Pinocchio's derivative calls looped from Python.
 3. Accuracy on joints whose motion subspace depends on q (SphericalZYX, Universal): Pinocchio's
    dtau_dq / dtau_dv against Richardson-extrapolated central differences of its own ``rnea``
    (in its own coordinates), and ours against the same differences of ``ej.rnea``.
@@ -98,20 +99,31 @@ def batch(model, rng, n, threads):
     PV = [pm.v(q, v) for q, v in zip(Q, V)]
     PA = [pm.a(q, v, a) for q, v, a in zip(Q, V, A)]
     PT = [pm.tau_to_pin(q, t) for q, t in zip(Q, TAU)]
-    print(f"\nbatch of {n} arm states: states per second")
-    print(f"{'':24} {'threads':>7} {'ejce_nb':>11} {'pin loop':>11} {'ratio':>7}")
+    out = tuple(np.empty((n, model.nv, model.nv)) for _ in range(3))
+    print(f"\nbatch of {n} arm states: states per second (each call's results dropped before the next; "
+          f"out=: written into the same arrays every call)")
+    print(f"{'':24} {'threads':>7} {'ejce_nb':>11} {'out=':>11} {'pin loop':>11} {'ratio':>7} {'out=':>7}")
     for what, ours, theirs in (
-            ("rnea derivatives", lambda: ej.rnea_derivatives(model, Q, V, A),
+            ("rnea derivatives", lambda **kw: ej.rnea_derivatives(model, Q, V, A, **kw),
              lambda: [pin.computeRNEADerivatives(pm.pmodel, pm.data, q, v, a) for q, v, a in zip(PQ, PV, PA)]),
-            ("aba derivatives", lambda: ej.aba_derivatives(model, Q, V, TAU),
+            ("aba derivatives", lambda **kw: ej.aba_derivatives(model, Q, V, TAU, **kw),
              lambda: [pin.computeABADerivatives(pm.pmodel, pm.data, q, v, u) for q, v, u in zip(PQ, PV, PT)])):
-        tp = best(lambda k: [theirs() for _ in range(k)])
+        tp = best(repeated(theirs))
         for th in threads:
             numba.set_num_threads(th)
             ours()
-            to = best(lambda k: [ours() for _ in range(k)])
-            print(f"{what:24} {th:7d} {n / to:11.3g} {n / tp:11.3g} {tp / to:7.2f}")
+            to = best(repeated(ours))
+            tb = best(repeated(lambda: ours(out=out)))
+            print(f"{what:24} {th:7d} {n / to:11.3g} {n / tb:11.3g} {n / tp:11.3g} {tp / to:7.2f} {tp / tb:7.2f}")
     numba.set_num_threads(1)
+
+
+def repeated(f):
+    """k calls of f, each result dropped before the next call (as a loop over batches drops it)."""
+    def run(k):
+        for _ in range(k):
+            f()
+    return run
 
 
 def richardson(f, h=0.02, levels=3):

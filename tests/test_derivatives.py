@@ -200,10 +200,12 @@ def _batch_at_two_threads():
     return ej.rnea_derivatives(model, Q, V, A) + ej.aba_derivatives(model, Q, V, A)
 
 
-def test_batch_equals_single_calls_bitwise():
-    model = _tree(KINDS[:9], 5)
+@pytest.mark.parametrize("name", ["tree", "arm7"])
+def test_batch_equals_single_calls_bitwise(name):
+    # arm7: its batches take qdd from the batch ABA on lanes, the single calls from their own ABA
+    model = _tree(KINDS[:9], 5) if name == "tree" else load("arm7")
     rng = np.random.default_rng(9)
-    n = 40      # at least derivatives.THREADS_FROM: the batch runs on threads
+    n = 70      # at least derivatives.THREADS_FROM (threads) and LANE_ABA_FROM (lanes where the model has them)
     states = [random_state(model, rng) for _ in range(n)]
     Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
     threads = numba.get_num_threads()
@@ -269,6 +271,57 @@ def test_a_process_loading_the_cache_gets_the_same_bits(tmp_path):
         assert np.array_equal(out[f"arr_{k}"], x)
 
 
+def test_results_into_the_callers_arrays():
+    """out=: the results written into the caller's arrays and returned, bit for bit the fresh
+    results, call after call (batches, one state, dtau_dt, couplers, flagged rows NaN); arrays of
+    the wrong shape, type, layout or number named."""
+    arm = load("arm7")
+    b = ej.ModelBuilder()
+    b.add_body("a", parent="world", joint=J.Revolute(AX[0]), mass=1.0, com=(0.1, 0.0, 0.0), inertia=np.eye(3) * 0.1)
+    b.add_body("b", parent="a", joint=J.Revolute(AX[1]), mass=0.7, com=(0.0, 0.2, 0.0), inertia=np.eye(3) * 0.05,
+               placement=ej.Transform(translation=(0.3, 0.0, 0.0)), mimic=("a_joint", 0.5, 0.1))
+    b.add_body("c", parent="b", joint=J.Spherical("ZYX"), mass=0.5, com=(0.0, 0.0, 0.1), inertia=np.eye(3) * 0.02,
+               placement=ej.Transform(translation=(0.0, 0.3, 0.0)))
+    mimic = b.build()
+    rng = np.random.default_rng(8)
+    n = 40
+    for model in (arm, mimic):
+        states = [random_state(model, rng) for _ in range(n)]
+        Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+        nv = model.nv
+        for f in (ej.rnea_derivatives, ej.aba_derivatives):
+            ref = f(model, Q, V, A, time_derivative=True)
+            out = tuple(np.full((n, nv, nv), 7.0) for _ in range(3)) + (np.full((n, nv), 7.0),)
+            for _ in range(2):      # a loop over batches: the same arrays, the same bits
+                res = f(model, Q, V, A, time_derivative=True, out=out)
+                assert all(r is o for r, o in zip(res, out)) and len(res) == 4
+                assert all(np.array_equal(r, x) for r, x in zip(res, ref))
+            one = tuple(np.full((nv, nv), 7.0) for _ in range(3))
+            for k in range(3):      # the first call may take the input layer, the next ones the fast path
+                res = f(model, Q[k], V[k], A[k], out=one)
+                assert all(r is o for r, o in zip(res, one))
+                assert all(np.array_equal(r, x[k]) for r, x in zip(res, ref))
+            bad = Q.copy()
+            bad[3, 0] = np.nan
+            *res, status = f(model, bad, V, A, errors="flag", out=out[:3])
+            assert all(r is o for r, o in zip(res, out)) and status[3] == int(ej.Status.NONFINITE_INPUT)
+            assert np.isnan(out[0][3]).all() and np.array_equal(out[0][4], ref[0][4])
+    Q, V, A = (np.zeros((n, 7)) for _ in range(3))
+    good = tuple(np.empty((n, 7, 7)) for _ in range(3))
+    with pytest.raises(ValueError, match=r"dtau_dv must be .*\(40, 7, 7\), got float64 \(40, 7, 6\)"):
+        ej.rnea_derivatives(arm, Q, V, A, out=(good[0], np.empty((n, 7, 6)), good[2]))
+    with pytest.raises(ValueError, match=r"Minv must be .*C-ordered.*not C-ordered"):
+        ej.aba_derivatives(arm, Q, V, A, out=good[:2] + (np.empty((n, 7, 7)).transpose(0, 2, 1),))
+    with pytest.raises(ValueError, match=r"dqdd_dq must be .*got float32"):
+        ej.aba_derivatives(arm, Q, V, A, out=(good[0].astype(np.float32),) + good[1:])
+    with pytest.raises(ValueError, match=r"tuple of 4 arrays \(dtau_dq, dtau_dv, M, dtau_dt\), got 3 arrays"):
+        ej.rnea_derivatives(arm, Q, V, A, time_derivative=True, out=good)
+    with pytest.raises(ValueError, match="must not overlap"):
+        ej.rnea_derivatives(arm, Q, V, A, out=(good[0], good[0], good[2]))
+    with pytest.raises(ValueError, match=r"M must be .*\(7, 7\)"):
+        ej.rnea_derivatives(arm, Q[0], V[0], A[0], out=(good[0][0], good[1][0], good[2]))
+
+
 def test_bad_input_is_named():
     model = ej.models.load("arm7")
     q, v = model.neutral(), np.zeros(model.nv)
@@ -280,8 +333,14 @@ def test_bad_input_is_named():
         ej.rnea_derivatives(model, q, v, v, errors="ignore")
     b = ej.ModelBuilder()
     b.add_body("a", parent="world", joint=J.Revolute((0, 0, 1)), mass=0.0, inertia=np.zeros((3, 3)))
+    massless = b.build()
     with pytest.raises(ej.SingularJointError):
-        ej.aba_derivatives(b.build(), np.zeros(1), np.zeros(1), np.zeros(1))
+        ej.aba_derivatives(massless, np.zeros(1), np.zeros(1), np.zeros(1))
+    # a batch (its ABA on lanes first) reports each sample as its single call does
+    Z = np.zeros((20, 1))
+    *res, status = ej.aba_derivatives(massless, Z, Z, Z, errors="flag")
+    one = ej.aba_derivatives(massless, Z[0], Z[0], Z[0], errors="flag")[-1]
+    assert one != 0 and list(status) == [one] * 20 and all(np.isnan(x).all() for x in res)
 
 
 def test_tangent_map_gives_coordinate_derivatives():

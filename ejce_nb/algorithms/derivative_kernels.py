@@ -31,6 +31,8 @@ from ..model.layout import rows as table_rows
 
 # the kind of derivative_state that leaves M^-1's products to the caller
 PRODUCTS = 2
+# added to kind 1 or 2: x is already qdd = aba(q, v, tau) (a batch's ABA, run on lanes before)
+QDD_GIVEN = 4
 
 
 def scratch_size(n1, nq, nv):
@@ -194,20 +196,23 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     M^-1 at qdd = aba; kind 2 (``PRODUCTS``), x = tau: dtau/d(q, v, t) at qdd = aba and the
     factor L of M = L^T L in MM's lower triangle, M^-1 = L^-1 L^-T and -M^-1 dtau/d(q, v, t) left
     to the caller (``inverse_factor``, then BLAS: ``derivatives.inverse_products``, for large
-    nv).  Returns (status, joint) (``inputs``)."""
+    nv); kind 1 or 2 plus ``QDD_GIVEN``: the same with x = qdd, the ABA done before.  Returns
+    (status, joint) (``inputs``)."""
     st, j = inputs.check(m, q, v, x, 2, t)
     if st != 0:
         return st, j
     n1 = m.body_parent.shape[0]
     nv = dq.shape[0]
     D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1, WB = _views(X, n1, q.shape[0], nv)
-    if kind != 0:
+    given = kind >= QDD_GIVEN
+    kind = kind - QDD_GIVEN if given else kind
+    if kind != 0 and not given:
         st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
         if st != 0 and st != inputs.NEAR_SINGULAR:
             return st, j
     # one inlined copy of the sweeps serves every kind
-    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 else qdd, t, F, fb, want_t, qp, vp,
-                           tmp, dq, dv, dt, MM if kind == 0 else W0)
+    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 or given else qdd, t, F, fb, want_t,
+                           qp, vp, tmp, dq, dv, dt, MM if kind == 0 else W0)
     if kind == 0:
         return 0, -1
     # M = L^T L along the tree, then M^-1 and -M^-1 (dtau/dq, dtau/dv, dtau/dt) by its solves

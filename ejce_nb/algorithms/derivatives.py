@@ -15,7 +15,9 @@ met once (``tangent_sweeps``), with each joint's own derivatives from its terms
 (``joint_tangents``), and time by a forward-mode sweep; forward dynamics by the mass matrix
 factorised along the tree (M^-1's products by numpy's matmul for large models).  The kernels
 (``derivative_kernels``) run one state from one compiled entry on pooled workspaces, and a batch
-in parallel over chunks of states, each state bit for bit its single-state result.
+in parallel over chunks of states, each state bit for bit its single-state result (a forward-
+dynamics batch on a model with lanes takes qdd from the batch ABA, four states at once, which
+gives the single-state ABA's bits).
 
 Couplers (mimic joints): tau = G^T tau_full(phi(q), G v, G a + Gdot v) differentiated by the chain
 rule on the expansion's derivatives; G's derivatives come from the couplers' jets (polarisation,
@@ -25,13 +27,14 @@ Richardson difference of the coupler map.
 import numpy as np
 
 from . import engine
-from .._jit import call
+from .._jit import call, callees_first, remember_callees
 from ..model import inputs
 from .api import aba, rnea
-from .derivative_kernels import PRODUCTS, derivatives_one, derivatives_samples, inverse_factor, scratch_size
+from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
+from .driver import ABA, NSLOT, P0, chunk_lanes
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
-from ..model.layout import table
+from ..model.layout import H_LANES, table
 
 _ND = np.ndarray
 
@@ -65,6 +68,11 @@ PRODUCTS_NV = 32
 # a batch of fewer states runs on the calling thread: waking a thread costs tens of microseconds,
 # several states' derivatives
 THREADS_FROM = 32
+# forward-dynamics derivatives of a batch of at least this many states, on a model whose ABA runs
+# on lanes (four states at once, ``core.lanes``), take qdd from the batch ABA first
+# (``_aba_then_derivatives``): arm7's ABA is 0.6-0.7 us a state there against about 1.4 us state
+# by state in the derivative kernel
+LANE_ABA_FROM = 16
 
 
 def _kernel_kind(km, kind):
@@ -93,7 +101,7 @@ def _scratch(km, n=None):
     return np.zeros(size) if n is None else np.zeros((n, size))
 
 
-def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
+def _fast(model, q, qd, x, t, data, kind, time_derivative, errors, bufs):
     """One state straight to the compiled entry on the caller's arrays and pooled workspaces (or
     the Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a bad state: the input layer converts, checks
@@ -107,11 +115,15 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
     jr, xpool, F0, nodt = _prepared(model)
     X = xpool.pop() if xpool else _scratch(model)
     nv = model.nv
-    # three arrays, not views of one: a third of the cost; dt only where it is returned
-    dq = np.empty((nv, nv))
-    dv = np.empty((nv, nv))
-    M = np.empty((nv, nv))
-    dt = np.empty(nv) if time_derivative else nodt
+    if bufs is not None:
+        dq, dv, M = (a[0] for a in bufs[1][:3])
+        dt = bufs[1][3][0] if time_derivative else nodt
+    else:
+        # three arrays, not views of one: a third of the cost; dt only where it is returned
+        dq = np.empty((nv, nv))
+        dv = np.empty((nv, nv))
+        M = np.empty((nv, nv))
+        dt = np.empty(nv) if time_derivative else nodt
     want_t = bool(time_derivative and model.rheonomic)
     kk = _kernel_kind(model, kind)
     try:
@@ -126,19 +138,26 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors):
     if kk == PRODUCTS:
         inverse_products(model, dq, dv, dt, M, want_t)
     res = (dq, dv, M, dt) if time_derivative else (dq, dv, M)
+    if bufs is not None:
+        res = bufs[0]
     return res + (0,) if errors == "flag" else res
 
 
-def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
+def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
     """The kernels on the kernel model (no couplers): (DQ, DV, DT, MM, status), one row per state;
-    B None: one state through the single-state entry."""
+    B None: one state through the single-state entry.  ``bufs``: the arrays (DQ, DV, MM[, DT]) to
+    write into, one row per state (``_out_arrays``)."""
     jr, xpool, _, _ = _prepared(km)
     n, nv = q2.shape[0], km.nv
-    # the three matrices are views of one block: freed together, three separate blocks exceed
-    # the C allocator's trim threshold (twice the largest block freed), so every batch would fault
-    # fresh pages in again (0.5-0.7 us a state for arm7, a sixth of rnea_derivatives)
-    DQ, DV, MM = np.empty((3, n, nv, nv))
-    DT = np.empty((n, nv))
+    if bufs is not None:
+        DQ, DV, MM = bufs[:3]
+        DT = bufs[3] if len(bufs) > 3 else np.empty((n, nv))
+    else:
+        # the three matrices are views of one block: freed together, three separate blocks exceed
+        # the C allocator's trim threshold (twice the largest block freed), so every batch would
+        # fault fresh pages in again (0.5-0.7 us a state for arm7, a sixth of rnea_derivatives)
+        DQ, DV, MM = np.empty((3, n, nv, nv))
+        DT = np.empty((n, nv))
     status = np.zeros((n, 2), dtype=np.int64)
     kk = _kernel_kind(km, kind)
     if B is None:
@@ -151,13 +170,44 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B):
             engine.release(km, w)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        engine.run_chunks(derivatives_samples, S.shape[0], km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2,
-                          v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM, status, serial=n < THREADS_FROM)
+        args = (km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM,
+                status)
+        if kk != 0 and data is None and n >= LANE_ABA_FROM and km._mb[H_LANES] != 0:
+            ST = np.zeros((n, NSLOT, 2), dtype=np.int64)
+            callees_first(derivatives_samples)
+            engine.run_chunks(_aba_then_derivatives, S.shape[0], *args, np.full((n, nv), np.nan), ST,
+                              serial=n < THREADS_FROM)
+            remember_callees(derivatives_samples)
+            _lane_aba_failed(status, ST)
+        else:
+            engine.run_chunks(derivatives_samples, S.shape[0], *args, serial=n < THREADS_FROM)
         engine.release_batch(token)
     if kk == PRODUCTS:
         for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:
             inverse_products(km, DQ[b], DV[b], DT[b], MM[b], want_t)
     return DQ, DV, DT, MM, status
+
+
+def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, want_t, DQ, DV, DT, MM, status, QDD,
+                          ST, c, nchunk):
+    """Chunk c of nchunk of a forward-dynamics derivative batch on a model with lanes (for
+    ``engine.run_chunks``, on the chunk's workspace): qdd = aba(q, v, tau) of its states by the
+    batch ABA on lanes into QDD (four states at once, ``driver.chunk_lanes``; statuses in ST), then
+    the derivatives at qdd (``derivative_kernels``, kind + ``QDD_GIVEN``).  The derivatives of a
+    sample the ABA failed (its qdd NaN or not written) are discarded: its status becomes the ABA's
+    (``_lane_aba_failed``), as the kernel's own ABA would report it, and its rows NaN; a
+    near-singular joint is computed on, as there.  Two compiled calls, nothing else: the GIL is
+    held between them."""
+    chunk_lanes(mb, R, S, c, nchunk, P0, Q, V, Q[:, :0], TAU, T, F, None, QDD, ST)
+    derivatives_samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status,
+                        c, nchunk)
+
+
+def _lane_aba_failed(status, ST):
+    """The statuses of the samples the batch ABA failed (``_aba_then_derivatives``): the ABA's."""
+    st = ST[:, ABA]
+    bad = (st[:, 0] != 0) & (st[:, 0] != inputs.NEAR_SINGULAR)
+    status[bad] = st[bad]
 
 
 def _coupled_rnea(model, q2, v2, a2, t1, F, want_t, data, B):
@@ -212,9 +262,37 @@ def _coupled_rnea(model, q2, v2, a2, t1, F, want_t, data, B):
     return DQ, DV, DT, M, status, tauf
 
 
-def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative, what):
+_OUT_NAMES = (("dtau_dq", "dtau_dv", "M", "dtau_dt"), ("dqdd_dq", "dqdd_dv", "Minv", "dqdd_dt"))
+
+
+def _out_arrays(model, q, out, kind, time_derivative, what):
+    """(the caller's ``out`` as a tuple, the same arrays with one row per state: a one-state call's
+    with a leading axis of one), after checking that each is a writeable C-ordered float64 array
+    of its result's shape; None where ``out`` is None."""
+    if out is None:
+        return None
+    names = _OUT_NAMES[kind][:4 if time_derivative else 3]
+    if not isinstance(out, (tuple, list)) or len(out) != len(names):
+        got = f"{len(out)} arrays" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise ValueError(f"{what}: out must be a tuple of {len(names)} arrays ({', '.join(names)}), got {got}")
+    lead = () if np.ndim(q) <= 1 else (len(q),)
+    nv = model.nv
+    for a, name, shape in zip(out, names, (lead + (nv, nv),) * 3 + (lead + (nv,),)):
+        if not (isinstance(a, _ND) and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
+                and a.flags.writeable):
+            got = (f"{a.dtype} {a.shape}{'' if a.flags.c_contiguous else ', not C-ordered'}"
+                   f"{'' if a.flags.writeable else ', read-only'}") if isinstance(a, _ND) else type(a).__name__
+            raise ValueError(f"{what}: out's {name} must be a writeable C-ordered float64 array of shape "
+                             f"{shape}, got {got}")
+    if any(np.may_share_memory(a, b) for k, a in enumerate(out) for b in out[k + 1:]):
+        raise ValueError(f"{what}: out's arrays ({', '.join(names)}) must not overlap")
+    return tuple(out), [a if lead else a[None] for a in out]
+
+
+def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative, what, out):
+    bufs = _out_arrays(model, q, out, kind, time_derivative, what)
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
-        res = _fast(model, q, qd, x, t, data, kind, time_derivative, errors)
+        res = _fast(model, q, qd, x, t, data, kind, time_derivative, errors, bufs)
         if res is not None:
             return res
     inputs.check_errors_arg(errors)
@@ -224,7 +302,8 @@ def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative,
     F = inputs.fext_array(model, f_ext, B)
     want_t = bool(time_derivative) and model.rheonomic
     if not model.has_couplers:
-        DQ, DV, DT, MM, status = _run(model, q2, v2, x2, t1, F, kind, want_t, data, B)
+        DQ, DV, DT, MM, status = _run(model, q2, v2, x2, t1, F, kind, want_t, data, B,
+                                      None if bufs is None else bufs[1])
     else:
         if kind == 0:
             DQ, DV, DT, MM, status, _ = _coupled_rnea(model, q2, v2, x2, t1, F, want_t, data, B)
@@ -248,18 +327,25 @@ def _derivatives(model, q, qd, x, t, f_ext, data, errors, kind, time_derivative,
             DQ = -MM @ DQ
             DV = -MM @ DV
             DT = -np.einsum("bij,bj->bi", MM, DT)
+        if bufs is not None:
+            for dst, src in zip(bufs[1], (DQ, DV, MM, DT)):
+                dst[...] = src
+    if bufs is not None:
+        DQ, DV, MM = bufs[1][:3]
+        DT = bufs[1][3] if time_derivative else DT
     inputs.nan_failed(status[:, 0], (DQ, DV, DT, MM))
-    out = [inputs.unbatch(B, DQ), inputs.unbatch(B, DV), inputs.unbatch(B, MM)]
+    res = [inputs.unbatch(B, DQ), inputs.unbatch(B, DV), inputs.unbatch(B, MM)]
     if time_derivative:
-        out.append(inputs.unbatch(B, DT))
+        res.append(inputs.unbatch(B, DT))
     res = inputs.flag_or_raise(errors, model, status, what, ["q", "qd", "qdd" if kind == 0 else "tau"],
-                               [q2, v2, x2], t1, B, tuple(out))
+                               [q2, v2, x2], t1, B, bufs[0] if bufs is not None else tuple(res))
     if errors == "flag":
         return tuple(res[0]) + (res[1],)
     return res
 
 
-def rnea_derivatives(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise", time_derivative=False):
+def rnea_derivatives(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise", time_derivative=False,
+                     out=None):
     """Partial derivatives of inverse dynamics tau = rnea(q, qd, qdd, t, f_ext):
     ``(dtau_dq, dtau_dv, M)``, each (nv, nv) or (B, nv, nv), with dtau_dqdd = M (the mass matrix,
     armature included); ``time_derivative=True`` adds dtau_dt (nv,) or (B, nv) (zero for a model
@@ -267,17 +353,19 @@ def rnea_derivatives(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
     are its rotation dtheta in its own axes, q (x) Exp(dtheta) (``tangent_map`` turns the columns
     into coordinate derivatives); every other column is the partial derivative with respect to
     that coordinate.  External wrenches are world-fixed: their moments turn with the bodies.
-    ``errors="flag"``: the tuple, then the status codes."""
-    return _derivatives(model, q, qd, qdd, t, f_ext, data, errors, 0, time_derivative, "rnea_derivatives")
+    ``out``: a tuple of arrays of the results' shapes (C-ordered float64), overwritten and returned
+    (no fresh memory per call).  ``errors="flag"``: the tuple, then the status codes."""
+    return _derivatives(model, q, qd, qdd, t, f_ext, data, errors, 0, time_derivative, "rnea_derivatives", out)
 
 
-def aba_derivatives(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", time_derivative=False):
+def aba_derivatives(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise", time_derivative=False,
+                    out=None):
     """Partial derivatives of forward dynamics qdd = aba(q, qd, tau, t, f_ext):
     ``(dqdd_dq, dqdd_dv, Minv)``, each (nv, nv) or (B, nv, nv), with dqdd_dtau = Minv = M^-1;
     ``time_derivative=True`` adds dqdd_dt.  dqdd_dq = -M^-1 dtau_dq and dqdd_dv = -M^-1 dtau_dv
     at qdd = aba(q, qd, tau) (``rnea_derivatives``; the same tangent-space convention).  A
-    singular joint or mass matrix is reported as by ``aba``."""
-    return _derivatives(model, q, qd, tau, t, f_ext, data, errors, 1, time_derivative, "aba_derivatives")
+    singular joint or mass matrix is reported as by ``aba``.  ``out``: as for ``rnea_derivatives``."""
+    return _derivatives(model, q, qd, tau, t, f_ext, data, errors, 1, time_derivative, "aba_derivatives", out)
 
 
 def tangent_map(model, q):
