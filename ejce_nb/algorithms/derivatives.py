@@ -27,7 +27,7 @@ Richardson difference of the coupler map.
 import numpy as np
 
 from . import engine
-from .._jit import call, callees_first, remember_callees
+from .._jit import call
 from ..model import inputs
 from .api import aba, rnea
 from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
@@ -174,10 +174,8 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
                 status)
         if kk != 0 and data is None and n >= LANE_ABA_FROM and km._mb[H_LANES] != 0:
             ST = np.zeros((n, NSLOT, 2), dtype=np.int64)
-            callees_first(derivatives_samples)
             engine.run_chunks(_aba_then_derivatives, S.shape[0], *args, np.full((n, nv), np.nan), ST,
-                              serial=n < THREADS_FROM)
-            remember_callees(derivatives_samples)
+                              serial=n < THREADS_FROM, kernels=(chunk_lanes, derivatives_samples))
             _lane_aba_failed(status, ST)
         else:
             engine.run_chunks(derivatives_samples, S.shape[0], *args, serial=n < THREADS_FROM)

@@ -40,7 +40,7 @@ def _thread_pool(n):
     return pool
 
 
-def run_chunks(kernel, nchunk, *args, serial=False):
+def run_chunks(kernel, nchunk, *args, serial=False, kernels=None):
     """``kernel(*args, c, nchunk)`` for the chunks c = 0 .. nchunk - 1 of a batch: thread k of
     ``numba.get_num_threads()`` runs the chunks k, k + nt, ... (the kernels release the GIL; this
     thread is thread 0); where that is one thread or ``serial`` (a batch too small to pay for
@@ -50,25 +50,27 @@ def run_chunks(kernel, nchunk, *args, serial=False):
 
     For the large per-state kernels (the derivatives), in place of a compiled ``prange`` driver,
     which ran slower when loaded from the cache (benchmarks/README.md; page faults found since may
-    have been part of it). The kernel's callees declared with ``_jit.load_after`` load before it
-    (``callees_first``)."""
-    callees_first(kernel)
+    have been part of it). The callees declared with ``_jit.load_after`` of the compiled kernels
+    load before them (``callees_first``): ``kernels``, those a Python chunk function ``kernel``
+    calls, by default ``kernel`` itself."""
+    kernels = (kernel,) if kernels is None else kernels
+    for k in kernels:
+        callees_first(k)
     nt = 1 if serial else min(numba.get_num_threads(), nchunk)
     if nt <= 1:
         kernel(*args, 0, 1)
-        remember_callees(kernel)
-        return
-
-    def share(k):
-        for c in range(k, nchunk, nt):
-            kernel(*args, c, nchunk)
-    futures = [_thread_pool(nt - 1).submit(share, k) for k in range(1, nt)]
-    try:
-        share(0)
-    finally:
-        for f in futures:
-            f.result()
-    remember_callees(kernel)
+    else:
+        def share(k):
+            for c in range(k, nchunk, nt):
+                kernel(*args, c, nchunk)
+        futures = [_thread_pool(nt - 1).submit(share, k) for k in range(1, nt)]
+        try:
+            share(0)
+        finally:
+            for f in futures:
+                f.result()
+    for k in kernels:
+        remember_callees(k)
 
 
 def new_workspace(km):
