@@ -103,7 +103,7 @@ def _joint_residual(S, vs, nvj, W):
 def aba_state(m, r, s, q, v, tau, t, F, fb, full, qdd):
     """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
     accelerations computed.  Inlined where it is called (a call would copy the views)."""
-    forward(m, r, s, q, v, s.zv, t, 1, F.shape[0] > 0, full)
+    forward(m, r, s, q, v, s.zv, t, np.int64(1), F.shape[0] > 0, full)
     return aba_solve(m, r, s, tau, F, fb, qdd)
 
 

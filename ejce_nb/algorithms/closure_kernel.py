@@ -121,9 +121,9 @@ def _retract_closure(qc, qs, nq, qoff, dv):
 @jit
 def _closure_sweep(cm, cr, cs, qc, vc, level, cfull, cbuf, n1c, nvc):
     """The EJCE terms of every closure joint at (qc, vc): views (J, sigma, bias, R, r)."""
-    forward(cm, cr, cs, qc, vc, cs.zv, 0.0, level, False, cfull)
+    forward(cm, cr, cs, qc, vc, cs.zv, 0.0, level, np.bool_(False), cfull)
     J, sig, bias, tw, R, r = jt_out(cbuf, 1, n1c, nvc)
-    joint_terms_state(cm, cr, vc, False, level * 0, J, sig, bias, tw, R, r)
+    joint_terms_state(cm, cr, vc, np.bool_(False), level * 0, J, sig, bias, tw, R, r)
     return J, sig, bias, R, r
 
 
@@ -354,7 +354,7 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
         return
     zero = nl * 0
     two = zero + 2
-    forward(m, r, s, q, v, a0, t, two, True, full)
+    forward(m, r, s, q, v, a0, t, two, np.bool_(True), full)
     Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)
     st = _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, wv, vo, al, ao, LF, qc, nl)

@@ -22,7 +22,7 @@ from ..core.spatial import add21, ld21, ld3, ld6, ld9, rigid21, st21, sym_mul, s
 @jit
 def crba_state(m, r, s, q, t, full, M):
     """M of one state (the forward sweep to the joints, then ``crba_after``)."""
-    forward(m, r, s, q, s.zv, s.zv, t, 0, False, full)
+    forward(m, r, s, q, s.zv, s.zv, t, np.int64(0), np.bool_(False), full)
     crba_after(m, r, s, M)
 
 

@@ -176,7 +176,7 @@ def inverse_factor(mb, L, lam, run, row):
 def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
     """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
     has_f = F.shape[0] > 0
-    forward(m, r, s, q, v, a, t, 2, True, False)
+    forward(m, r, s, q, v, a, t, np.int64(2), np.bool_(True), np.bool_(False))
     rnea_forces(m, r, s, F, fb, a, tau)
     for x in range(q.shape[0]):
         qp[x] = q[x]
@@ -207,7 +207,7 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     given = kind >= QDD_GIVEN
     kind = kind - QDD_GIVEN if given else kind
     if kind != 0 and not given:
-        st, j = aba_state(m, r, s, q, v, x, t, F, fb, False, qdd)
+        st, j = aba_state(m, r, s, q, v, x, t, F, fb, np.bool_(False), qdd)
         if st != 0 and st != inputs.NEAR_SINGULAR:
             return st, j
     # one inlined copy of the sweeps serves every kind

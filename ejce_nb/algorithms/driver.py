@@ -70,6 +70,19 @@ def _given(x):
     return lambda x: g
 
 
+def runtime_paths(full):
+    """``full`` as a batch receives it from Python: None, or a bool that is no compile-time
+    constant (an entry's True is one, and would compile the forward sweep once more)."""
+    return full
+
+
+@overload(runtime_paths)
+def _runtime_paths(full):
+    if isinstance(full, types.NoneType):
+        return lambda full: None
+    return lambda full: np.bool_(full)
+
+
 def put_status(status, b, k, st, j):
     """status[b, k] = (st, j): a batch's per-sample, per-quantity status (None: not kept)."""
     if status is not None:
@@ -257,7 +270,8 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     # row 0 as a runtime integer, as the batch kernels pass it: a literal 0 would compile the
     # quantities' functions a second time (NUMBA-NOTES)
     zero = q.shape[0] * 0
-    st, j = _evaluate_one(m, r, s, q, v, a, tau, t, F, zero, full, P, zero, TAU, QDD, M, FK, JT, BJ, EN, None)
+    st, j = _evaluate_one(m, r, s, q, v, a, tau, t, F, zero, runtime_paths(full), P, zero, TAU, QDD, M, FK, JT, BJ, EN,
+                          None)
     r.hdr[REC_JOINT] = j
     return st
 
@@ -430,10 +444,19 @@ def _run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, T
     return impl
 
 
+@jit
+def batch_chunk(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status, c, nchunk):
+    """Chunk c of nchunk of a batch (``run_chunk``), compiled once for both of ``many``'s typings."""
+    run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status)
+
+
 @pjit
 def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
-    """A batch: its chunks (one per row of S) in parallel."""
+    """A batch: its chunks (one per row of S) in parallel.  The chunk is a call of ``batch_chunk``
+    with an int64 index: Numba types a ``prange`` body twice, the second time with an unsigned
+    index, and a body holding the chunk compiled the chunk kernels twice (4-5 s a set of
+    quantities on this 2-core machine)."""
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
-                  status)
+        batch_chunk(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status,
+                    np.int64(c), nchunk)

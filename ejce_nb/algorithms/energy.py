@@ -8,6 +8,8 @@
 
 from the forward sweep (``kinematics.forward``: twists and the world frames of C_i).
 """
+import numpy as np
+
 from .._jit import jit
 from .kinematics import forward
 from ..core.spatial import add, dot6, inertia_mul, ld3, ld6, ld9, mv
@@ -16,7 +18,7 @@ from ..core.spatial import add, dot6, inertia_mul, ld3, ld6, ld9, mv
 @jit
 def energy_state(m, r, s, q, v, t, level, full, out):
     """out = (T, V, sum m c_x, sum m c_y, sum m c_z); T only from level 1."""
-    forward(m, r, s, q, v, v, t, level, True, full)
+    forward(m, r, s, q, v, v, t, level, np.bool_(True), full)
     energy_after(m, r, v, level, out)
 
 

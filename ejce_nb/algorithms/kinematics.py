@@ -78,7 +78,9 @@ def forward(m, r, s, q, v, a, t, level, world, full):
     """Bring the record r to the state (q, v, a, t): the joints always, twists for level >= 1,
     accelerations (gravity as a base acceleration) for level 2, world frames with ``world``.
     What r already holds for this state is kept.  ``full``: which joint paths are compiled
-    (``ejce.joint_position``)."""
+    (``ejce.joint_position``).  Callers pass ``level``, ``world`` and ``full`` as run-time values
+    (``np.int64(2)``, ``np.bool_(True)``): a constant argument is a type of its own, and each
+    would compile this sweep once more (about 20 s)."""
     h = r.hdr
     pos = h[REC_POS] == 1.0 and h[REC_T] == t and _same(r.qkey, q)
     vel = level >= 1 and pos and h[REC_VEL] == 1.0 and _same(r.vkey, v)

@@ -14,6 +14,7 @@ in O(N): the forward sweep (``kinematics.forward``: v_i, a_i with a_0 = -g), the
 its world axes.  ``nonlinear_effects`` is the same with qdd = 0 (h: Coriolis, centrifugal,
 gravity and, for rheonomic joints, the terms of the prescribed motion).
 """
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -56,7 +57,7 @@ def wrench_in_C(m, r, F, fb, i):
 @jit
 def rnea_state(m, r, s, q, v, a, t, F, fb, full, tau):
     """tau of one state (the forward sweep, then ``rnea_forces``)."""
-    forward(m, r, s, q, v, a, t, 2, F.shape[0] > 0, full)
+    forward(m, r, s, q, v, a, t, np.int64(2), F.shape[0] > 0, full)
     rnea_forces(m, r, s, F, fb, a, tau)
 
 

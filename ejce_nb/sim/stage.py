@@ -122,7 +122,7 @@ def _closed_coupled(cp):
 def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     if isinstance(cp, types.NoneType):
         def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-            return aba_state(m, r, s, q, v, tau, t, F, fb, True, qdd)
+            return aba_state(m, r, s, q, v, tau, t, F, fb, np.bool_(True), qdd)
         return plain
     if _closed(cp):
         def constrained(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
@@ -138,20 +138,20 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
 def _energy_impl(cp, m, r, s, q, v, t):
     if isinstance(cp, types.NoneType) or (_closed(cp) and not _closed_coupled(cp)):
         def plain(cp, m, r, s, q, v, t):
-            energy_state(m, r, s, q, v, t, level1(m), True, s.e5)
+            energy_state(m, r, s, q, v, t, level1(m), np.bool_(True), s.e5)
         return plain
     if _closed(cp):
         def closed_coupled(cp, m, r, s, q, v, t):
             one = level1(m)
             cc = cp.cp
             _expand(cc, q, v, cc.za, one)
-            energy_state(m, r, s, cc.qf, cc.vf, t, one, True, s.e5)
+            energy_state(m, r, s, cc.qf, cc.vf, t, one, np.bool_(True), s.e5)
         return closed_coupled
 
     def coupled(cp, m, r, s, q, v, t):
         one = level1(m)
         _expand(cp, q, v, cp.za, one)
-        energy_state(m, r, s, cp.qf, cp.vf, t, one, True, s.e5)
+        energy_state(m, r, s, cp.qf, cp.vf, t, one, np.bool_(True), s.e5)
     return coupled
 
 
