@@ -4,7 +4,8 @@ outputs, statuses and errors around its compiled kernels, for every public funct
 import numpy as np
 
 from . import engine
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA, chunk, many
+from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA, chunk, many,
+                     many_lanes, runs_on_lanes)
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..model import inputs
@@ -46,7 +47,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
     A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
     ``ONE[slot]`` (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch
-    runs ``many``."""
+    runs ``many`` or ``many_lanes``."""
     vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
     B, q2, vs, t1 = inputs.states(model, q, vecs, t)
     if data is not None:
@@ -104,7 +105,10 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         engine.release_batch(token)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
+        if runs_on_lanes(km._mb, per_state, full, *outs[CRBA:]):
+            many_lanes(km._mb, R, S, P, qk, V, A, TAU_IN, t1, F, outs[RNEA], outs[ABA], status)
+        else:
+            many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
         engine.release_batch(token)
     names = ["q"] + [nm for _, nm in vecs]
     return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1

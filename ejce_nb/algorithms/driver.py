@@ -10,9 +10,10 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
   then each requested quantity's own passes, each with its input check and status;
 * ``one``: the single-state kernel, a compiled entry per public function (its fast path hands it
   the caller's arrays untouched, ``api._fast``);
-* ``chunk`` / ``chunk_lanes`` / ``many``: a batch in chunks run in parallel, a few per thread,
-  where the model allows in groups of ``LANES`` states (``core.lanes``), each state's result and
-  status bit for bit those of a lone call, whatever the chunking or the thread count;
+* ``chunk`` / ``chunk_lanes`` / ``many`` / ``many_lanes``: a batch in chunks run in parallel, a
+  few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``), each
+  state's result and status bit for bit those of a lone call, whatever the chunking or the thread
+  count;
 * ``calls.run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses
   and errors, for every public function; ``evaluate`` is its public face.
 
@@ -421,42 +422,32 @@ def _aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
     return _aba_group
 
 
-def run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
-    """``chunk_lanes`` where the model and the quantities allow (rnea and aba only, pooled
-    records), else ``chunk``."""
-    if (any(x is not None for x in (M, FK, JT, BJ, EN, full)) or per_state or mb[H_LANES] == 0):
-        chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status)
-    else:
-        chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
+def runs_on_lanes(mb, per_state, full, M, FK, JT, BJ, EN):
+    """Whether a batch runs in groups of LANES states (``many_lanes``): rnea and/or aba only,
+    the fixed, screw and quaternion joint paths (``full`` None), pooled records and a model the
+    lane kernels take."""
+    return (full is None and not per_state and mb[H_LANES] != 0
+            and M is None and FK is None and JT is None and BJ is None and EN is None)
 
 
-@overload(run_chunk)
-def _run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
-               status):
-    scalar = not all(isinstance(x, types.NoneType) for x in (M, FK, JT, BJ, EN, full))
-
-    def impl(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
-        if scalar or per_state or mb[H_LANES] == 0:
-            chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
-                  status)
-        else:
-            chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
-    return impl
-
-
-@jit
-def batch_chunk(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status, c, nchunk):
-    """Chunk c of nchunk of a batch (``run_chunk``), compiled once for both of ``many``'s typings."""
-    run_chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status)
+# The two batch drivers: each chunk of a batch (one per row of S) in parallel.  The chunk kernels
+# are called directly (a function between the loop and them is compiled again with all the code
+# it calls: a dispatching layer cost the main job about 15 s) and are handed the index as an
+# int64: Numba types a ``prange`` body twice, the second time with an unsigned index, which would
+# compile each chunk kernel twice.  Python picks the driver (``runs_on_lanes``), so that each
+# compiles only the chunk kernel it runs.
+@pjit
+def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
+    """A batch, each chunk state by state (``chunk``)."""
+    nchunk = S.shape[0]
+    for c in prange(nchunk):
+        chunk(mb, R, S, per_state, np.int64(c), nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN,
+              status)
 
 
 @pjit
-def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
-    """A batch: its chunks (one per row of S) in parallel.  The chunk is a call of ``batch_chunk``
-    with an int64 index: Numba types a ``prange`` body twice, the second time with an unsigned
-    index, and a body holding the chunk compiled the chunk kernels twice (``chunk`` 34 times
-    in the test command where it now compiles 17 times)."""
+def many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
+    """A batch of rnea and/or aba, each chunk in groups of LANES states (``chunk_lanes``)."""
     nchunk = S.shape[0]
     for c in prange(nchunk):
-        batch_chunk(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status,
-                    np.int64(c), nchunk)
+        chunk_lanes(mb, R, S, np.int64(c), nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)

@@ -63,8 +63,7 @@ PATH_USER = 4
 # products of screws or quaternions (the jets and user paths are then never typed, which halves
 # a cold compile), True for any other model (``calls.paths``).  A model's generic twin
 # (``Model.with_generic_joints``) sends its joints to the jets path through its own table.
-@jit(inline="always")
-def _position_fast(m, r, s, i, q, v, t):
+def _position_fast(m, r, s, i, q, v, t, full):
     path = m.jnt_path[i]
     if path == PATH_SCREW:
         screw_position(m, r, s, i, q, t)
@@ -74,19 +73,20 @@ def _position_fast(m, r, s, i, q, v, t):
         place(m, r, i, EYE9, ZERO3)
 
 
-@jit(inline="always")
-def _position_full(m, r, s, i, q, v, t):
+_position_fast_inline = jit(inline="always")(_position_fast)
+
+
+def _position_full(m, r, s, i, q, v, t, full):
     path = m.jnt_path[i]
     if path == PATH_JETS:
         jets_joint_of(m, r, s, i, q, v, t)
     elif path == PATH_USER:
         user_joint_of(m, r, s, i, q, v, t)
     else:
-        _position_fast(m, r, s, i, q, v, t)
+        _position_fast_inline(m, r, s, i, q, v, t, full)
 
 
-@jit(inline="always")
-def _velocity_fast(m, r, s, i, q, v, t, position_fresh):
+def _velocity_fast(m, r, s, i, q, v, t, full, position_fresh):
     path = m.jnt_path[i]
     if path == PATH_SCREW:
         screw_velocity(m, r, i, q, v, t)
@@ -97,8 +97,10 @@ def _velocity_fast(m, r, s, i, q, v, t, position_fresh):
         st6(r.cJ, i, ZERO6)
 
 
-@jit(inline="always")
-def _velocity_full(m, r, s, i, q, v, t, position_fresh):
+_velocity_fast_inline = jit(inline="always")(_velocity_fast)
+
+
+def _velocity_full(m, r, s, i, q, v, t, full, position_fresh):
     path = m.jnt_path[i]
     if path == PATH_JETS:
         if not position_fresh:
@@ -107,7 +109,7 @@ def _velocity_full(m, r, s, i, q, v, t, position_fresh):
         if not position_fresh:
             user_joint_of(m, r, s, i, q, v, t)
     else:
-        _velocity_fast(m, r, s, i, q, v, t, position_fresh)
+        _velocity_fast_inline(m, r, s, i, q, v, t, full, position_fresh)
 
 
 def joint_position(m, r, s, i, q, v, t, full):
@@ -115,27 +117,26 @@ def joint_position(m, r, s, i, q, v, t, full):
     also records vJ_i and cJ_i at the velocities v."""
     # the Python path (NUMBA_DISABLE_JIT); the compiled one is the overload's
     if full is None:
-        return _position_fast(m, r, s, i, q, v, t)
-    return _position_full(m, r, s, i, q, v, t)
+        return _position_fast(m, r, s, i, q, v, t, full)
+    return _position_full(m, r, s, i, q, v, t, full)
 
 
 def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
     """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
     evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
     if full is None:
-        return _velocity_fast(m, r, s, i, q, v, t, position_fresh)
-    return _velocity_full(m, r, s, i, q, v, t, position_fresh)
+        return _velocity_fast(m, r, s, i, q, v, t, full, position_fresh)
+    return _velocity_full(m, r, s, i, q, v, t, full, position_fresh)
 
 
+# The overloads hand Numba the path functions themselves: Numba inlines a function by running its
+# passes again and copying its code, at every level of nesting, and a wrapper calling them (a
+# level more) cost the first rnea about 14 s of compiling (a quarter of it).
 @overload(joint_position, inline="always")
 def _joint_position(m, r, s, i, q, v, t, full):
-    if isinstance(full, types.NoneType):
-        return lambda m, r, s, i, q, v, t, full: _position_fast(m, r, s, i, q, v, t)
-    return lambda m, r, s, i, q, v, t, full: _position_full(m, r, s, i, q, v, t)
+    return _position_fast if isinstance(full, types.NoneType) else _position_full
 
 
 @overload(joint_velocity, inline="always")
 def _joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
-    if isinstance(full, types.NoneType):
-        return lambda m, r, s, i, q, v, t, full, position_fresh: _velocity_fast(m, r, s, i, q, v, t, position_fresh)
-    return lambda m, r, s, i, q, v, t, full, position_fresh: _velocity_full(m, r, s, i, q, v, t, position_fresh)
+    return _velocity_fast if isinstance(full, types.NoneType) else _velocity_full
