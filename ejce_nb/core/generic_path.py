@@ -97,7 +97,6 @@ def jets_terms(m, i, q, v, t, JP):
     return R, (rj[0][0], rj[1][0], rj[2][0]), tw, bias
 
 
-@jit
 def jets_joint(m, r, s, i, q, v, t):
     """Position and velocity terms of joint i by the generic path, turned into C axes."""
     R, p, tw, b = jets_terms(m, i, q, v, t, s.JP)
@@ -130,7 +129,6 @@ def _call_user(typingctx, addr, q, qs, v, vs, t, params, padr, out, JP):
     return sig, codegen
 
 
-@jit
 def user_joint(m, r, s, i, q, v, t):
     """Position and velocity terms of the user-defined joint i, from its compiled pose wrapper."""
     _call_user(m.jnt_fptr[i], q, m.jnt_qadr[i], v, m.jnt_dofadr[i], t, m.jnt_params, m.jnt_padr[i], s.uout, s.JP)
@@ -139,6 +137,7 @@ def user_joint(m, r, s, i, q, v, t):
                  (u[12], u[13], u[14], u[15], u[16], u[17]), (u[18], u[19], u[20], u[21], u[22], u[23]))
 
 
-# the generic and user paths evaluate one state (the lane kernels take models without them)
+# the generic and user paths evaluate one state (the lane kernels take models without them); the
+# two functions above are compiled as the overloads' implementations
 jets_joint_of = scalar_only(jets_joint)
 user_joint_of = scalar_only(user_joint)

@@ -381,9 +381,11 @@ def _zero_of(A):
 
 
 def scalar_only(impl):
-    """A joint function ``impl(m, r, s, i, q, v, t)`` of one state that, called with a group's
-    tables (a 2-D ``q``), does nothing: paths the lane kernels never take (they run only models
-    whose joints all have lane paths) still compile for them."""
+    """A joint function ``impl(m, r, s, i, q, v, t)`` of one state (a plain function, compiled
+    as this overload's implementation) that, called with a group's tables (a 2-D ``q``), does
+    nothing: paths the lane kernels never take (they run only models whose joints all have lane
+    paths) still compile for them.  The overload hands Numba ``impl`` itself: a compiled wrapper
+    calling a compiled ``impl`` would be compiled again over all of ``impl``'s code."""
     def fn(m, r, s, i, q, v, t):
         return impl(m, r, s, i, q, v, t)
 
@@ -394,7 +396,7 @@ def scalar_only(impl):
     def _ov(m, r, s, i, q, v, t):
         if isinstance(q, types.Array) and q.ndim == 2:
             return lambda m, r, s, i, q, v, t: None
-        return lambda m, r, s, i, q, v, t: impl(m, r, s, i, q, v, t)
+        return impl
 
     return fn
 
