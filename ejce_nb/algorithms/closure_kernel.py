@@ -123,7 +123,7 @@ def _closure_sweep(cm, cr, cs, qc, vc, level, cfull, cbuf, n1c, nvc):
     """The EJCE terms of every closure joint at (qc, vc): views (J, sigma, bias, R, r)."""
     forward(cm, cr, cs, qc, vc, cs.zv, 0.0, level, np.bool_(False), cfull)
     J, sig, bias, tw, R, r = jt_out(cbuf, 1, n1c, nvc)
-    joint_terms_state(cm, cr, vc, np.bool_(False), level * 0, J, sig, bias, tw, R, r)
+    joint_terms_state(cm, cr, vc, np.bool_(False), np.int64(0), J, sig, bias, tw, R, r)
     return J, sig, bias, R, r
 
 
@@ -170,7 +170,7 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
                 a1, a2, a3 = (R[7] - R[5]) / (4 * qw), (R[2] - R[6]) / (4 * qw), (R[3] - R[1]) / (4 * qw)
                 nn = np.sqrt(qw * qw + a1 * a1 + a2 * a2 + a3 * a3)
                 qc[qo], qc[qo + 1], qc[qo + 2], qc[qo + 3] = qw / nn, a1 / nn, a2 / nn, a3 / nn
-    level = nl * 0 + 1
+    level = np.int64(1)
     for _ in range(GN_ITER):
         J, sig, bias, Rj, rj = _closure_sweep(cm, cr, cs, qc, cs.zv, level, cfull, cbuf, n1c, nvc)
         more = False
@@ -236,7 +236,7 @@ def _position_error(ws, OFF, LI, k, Q, n, e):
 @jit
 def _jc_rows(m, r, LI, LF, OFF, ws, Rb, p, w, vo, al, ao, bias, Jc, bc, nl, nv):
     """Jc = N_c^T G and bc = N_c^T (gamma - b_c) of every loop (rows in loop order)."""
-    zero = nl * 0
+    zero = np.int64(0)
     Ja = rows(ws, OFF[O_JA], 6, nv)
     Jb = rows(ws, OFF[O_JB], 6, nv)
     TG = rows(ws, OFF[O_TG], nl, 30)
@@ -322,7 +322,7 @@ def constrained_state(mb, w, cmb, cw, full, cfull, LI, LF, qn, OFF, F0, q, v, ta
     m, r, s = views(mb, w)
     cm, cr, cs = views(cmb, cw)
     qf, vf, af, G = expansion(cp, ws, OFF, q, v, s.zv)
-    constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, LI.shape[0] * 0, qf, vf, af, G, tau, t,
+    constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, np.int64(0), qf, vf, af, G, tau, t,
                       lstsq, -1.0, ws, qdd, tauc, wrench, qc, sc, dvel)
 
 
@@ -352,8 +352,8 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
     if st != 0:
         sc[0] = ST_INPUT
         return
-    zero = nl * 0
-    two = zero + 2
+    zero = np.int64(0)
+    two = np.int64(2)
     forward(m, r, s, q, v, a0, t, two, np.bool_(True), full)
     Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)

@@ -268,9 +268,9 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     the flat buffers of kinematics and joint terms): the first status that is not OK (its joint in
     the record's header)."""
     m, r, s = views(mb, w)
-    # row 0 as a runtime integer, as the batch kernels pass it: a literal 0 would compile the
+    # row 0 as a run-time integer, as the batch kernels pass it: a literal 0 would compile the
     # quantities' functions a second time (NUMBA-NOTES)
-    zero = q.shape[0] * 0
+    zero = np.int64(0)
     st, j = _evaluate_one(m, r, s, q, v, a, tau, t, F, zero, runtime_paths(full), P, zero, TAU, QDD, M, FK, JT, BJ, EN,
                           None)
     r.hdr[REC_JOINT] = j

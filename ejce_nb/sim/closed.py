@@ -68,7 +68,7 @@ def closed_project(con, m, r, s, q, v, t):
     nq, nv = q.shape[0], v.shape[0]
     F0 = con.wrench[:0].reshape((0, 1, 6))
     # the residuals first: most end states need no projection
-    code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa, con.tol)
+    code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, np.int64(0), con.qa, con.tol)
     if code != 0:
         return code, joint, False
     moved = False
@@ -90,7 +90,7 @@ def closed_project(con, m, r, s, q, v, t):
                 for k in range(nv):
                     con.dvel[k] = step * dq[k]
                 retract(mc, q, con.dvel, qt)
-                code, joint = closed_accel(con, m, r, s, qt, v, con.zt, t, F0, nq * 0, con.qa, -1.0)
+                code, joint = closed_accel(con, m, r, s, qt, v, con.zt, t, F0, np.int64(0), con.qa, -1.0)
                 at_q = False
                 if code == 0 and _position_norm(con) < nrm:
                     better = True
@@ -107,7 +107,7 @@ def closed_project(con, m, r, s, q, v, t):
                 q[k] = q0[k]
             return ST_CONSTRAINT, -1, False
         if not at_q:
-            code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, nq * 0, con.qa, -1.0)
+            code, joint = closed_accel(con, m, r, s, q, v, con.zt, t, F0, np.int64(0), con.qa, -1.0)
             if code != 0:
                 return code, joint, False
         moved = it > 0

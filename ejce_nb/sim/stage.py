@@ -83,14 +83,6 @@ def forces(sc, par, dof, q, v, t, row, prow):
     return -1
 
 
-@jit(inline="always")
-def level1(m):
-    """The integer 1 as a run-time value: a literal argument would compile another version of
-    the callee (and of the whole forward sweep under it)."""
-    n1 = m.body_parent.shape[0]
-    return n1 - n1 + 1
-
-
 def dynamics(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     """qdd of one state into qdd; returns (status, joint)."""
     raise NotImplementedError("compiled code only")
@@ -138,18 +130,18 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
 def _energy_impl(cp, m, r, s, q, v, t):
     if isinstance(cp, types.NoneType) or (_closed(cp) and not _closed_coupled(cp)):
         def plain(cp, m, r, s, q, v, t):
-            energy_state(m, r, s, q, v, t, level1(m), np.bool_(True), s.e5)
+            energy_state(m, r, s, q, v, t, np.int64(1), np.bool_(True), s.e5)
         return plain
     if _closed(cp):
         def closed_coupled(cp, m, r, s, q, v, t):
-            one = level1(m)
+            one = np.int64(1)
             cc = cp.cp
             _expand(cc, q, v, cc.za, one)
             energy_state(m, r, s, cc.qf, cc.vf, t, one, np.bool_(True), s.e5)
         return closed_coupled
 
     def coupled(cp, m, r, s, q, v, t):
-        one = level1(m)
+        one = np.int64(1)
         _expand(cp, q, v, cp.za, one)
         energy_state(m, r, s, cp.qf, cp.vf, t, one, np.bool_(True), s.e5)
     return coupled
@@ -182,7 +174,7 @@ def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     full = True
     G, T, Mf, Mr, hf, rhs = cp.G, cp.T, cp.Mf, cp.Mr, cp.hf, cp.rhs
     # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
-    _expand(cp, q, v, cp.za, level1(m) + 1)
+    _expand(cp, q, v, cp.za, np.int64(2))
     rnea_state(m, r, s, cp.qf, cp.vf, cp.af, t, F, fb, full, hf)
     code, joint = crba_checked(m, r, s, cp.qf, t, full, Mf)
     if code != 0 and code != inputs.NEAR_SINGULAR:
