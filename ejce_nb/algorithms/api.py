@@ -20,8 +20,8 @@ _empty = np.empty
 
 def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     """The fast path of a one-state call: the entry ``LIVE[slot]`` on the caller's arrays untouched
-    (``x``: qdd for rnea and forward kinematics, tau for aba; ``P``: the entry's parameters, None
-    for the quantities that take none, ``driver.P_FREE``), with a pooled workspace (or the
+    (``x``: qdd for rnea and forward kinematics, tau for aba; ``P``: the entry's parameters, asking
+    for ``slot`` alone, None for rnea and aba, ``driver.P_FREE``), with a pooled workspace (or the
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports).  Every Python operation here is paid on every
@@ -51,7 +51,7 @@ def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
         if P is None:
             st = d(model._mb, w, q, v, x, t, out)
         else:
-            st = d(model._mb, w, P, q, v, x, t, out)
+            st = d(model._mb, w, P, q, v, x, t, out if slot != CRBA else out.ravel())
     except (TypeError, ValueError):     # arguments the entry is not compiled for
         st = -1
     if pool is not None:
@@ -155,16 +155,19 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
         cond = float(cond) if np.ndim(cond) == 0 else cond
         return (M, cond, res[1]) if errors == "flag" else (M, cond)
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
-        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), None, q, q, _EMPTY, t)
+        M = _fast(CRBA, model, data, errors, "M", (model.nv, model.nv), _M_P, q, q, _EMPTY, t)
         if M is not None:
             return M
     return _mass(model, q, t, data, errors)
 
 
+_M_P = params(ask=(CRBA,))
+
+
 def _mass(model, q, t, data, errors, rank=False):
     inputs.check_errors_arg(errors)
     B, km, mim, outs, status, used, t1 = run(model, [CRBA], q, None, None, None, t, None, data,
-                                             params(rank=rank), entry_name="mass_matrix")
+                                             params(rank=rank, ask=(CRBA,)), entry_name="mass_matrix")
     M = outs[CRBA] if mim is None else mim.mass(outs[CRBA])
     if data is not None and mim is None:
         keep = data._result("M", M.shape[1:] if B is None else M.shape)
@@ -236,7 +239,7 @@ def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, 
                   nan=(res.R, res.p, res.omega, res.v, res.alpha, res.a) if errors == "flag" else ())
 
 
-_FK_P = [params(fk_level=k) for k in range(3)]
+_FK_P = [params(fk_level=k, ask=(FK,)) for k in range(3)]
 
 
 def _fk_buffer(model, B, level, out, data):
@@ -295,7 +298,7 @@ def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=N
                   nan=(J, Rr, rr, *fields) if errors == "flag" else ())
 
 
-_JT_P = [params(outboard=k) for k in (False, True)]
+_JT_P = [params(outboard=k, ask=(JT,)) for k in (False, True)]
 
 
 def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
@@ -307,7 +310,7 @@ def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=Fals
     if generic:
         model, data = model.with_generic_joints(), None
     B, km, mim, outs, status, used, t1 = run(model, [BJ], q, None, None, None, t, None, data,
-                                             params(body=i), entry_name="body_jacobian")
+                                             params(body=i, ask=(BJ,)), entry_name="body_jacobian")
     out = outs[BJ].reshape(len(t1), 6, km.nv)
     if mim is not None:
         out = mim.right(out)
@@ -325,7 +328,7 @@ def _energies(model, q, qd, t, data, errors, what):
     return (B, res) if errors == "raise" else (B, res[0], res[1])
 
 
-_EN_P = [params(en_level=k) for k in (0, 1)]
+_EN_P = [params(en_level=k, ask=(ENERGY,)) for k in (0, 1)]
 
 
 def _pick(B, out, col, errors, status=None):

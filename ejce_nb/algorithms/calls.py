@@ -4,8 +4,8 @@ outputs, statuses and errors around its compiled kernels, for every public funct
 import numpy as np
 
 from . import engine
-from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_FK_LEVEL, P_FREE, RNEA, chunk, many,
-                     many_lanes, runs_on_lanes)
+from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, chunk,
+                     many, many_lanes, NO_OUTPUT, runs_on_lanes)
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..model import inputs
@@ -45,9 +45,16 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     a batch axis}, status (n, NSLOT, 2), [(name, (n, k) array)] of the inputs as checked, t (n,)).
 
     ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
-    A single state runs on a one-state workspace (the Data's, or a pooled one) with the entry
-    ``ONE[slot]`` (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch
-    runs ``many`` or ``many_lanes``."""
+    ``P``: the parameters (``driver.params``), whose slots asked for become ``slots``.  A single
+    state runs on a one-state workspace (the Data's, or a pooled one) with the entry ``ONE[slot]``
+    (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch runs
+    ``many`` or ``many_lanes``."""
+    ask = 0
+    for k in slots:
+        ask |= 1 << k
+    if P[P_ASK] != ask:
+        P = P.copy()
+        P[P_ASK] = ask
     vecs = [(x, nm) for x, nm in ((qd, "qd"), (qdd, "qdd"), (tau, "tau")) if x is not None]
     B, q2, vs, t1 = inputs.states(model, q, vecs, t)
     if data is not None:
@@ -68,7 +75,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     V = vk if vk is not None else qk[:, :0]
     A = ak if ak is not None else qk[:, :0]
     TAU_IN = given_v.get("tau", qk[:, :0])
-    outs = [None] * NSLOT
+    outs = list(NO_OUTPUT)     # the batch kernels' outputs, empty where not asked for
     for k in slots:
         o = None if outputs is None else outputs.get(k)
         if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
@@ -81,7 +88,8 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         # one state, one quantity: the entry the fast path calls (compiled here on first use)
         w = data._w if data is not None else engine.one_workspace(km)
         k = slots[0]
-        out = outs[k][0] if k in (RNEA, ABA, CRBA, ENERGY) else outs[k]
+        out = outs[k][0] if k in (RNEA, ABA, ENERGY) else outs[k]
+        out = out.ravel() if k in (CRBA, BJ) else out     # one_state's output is flat (a view: C-ordered)
         kind = 0 if full is None else 1
         x = TAU_IN[0] if k == ABA else A[0]
         if k in P_FREE:
@@ -105,7 +113,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         engine.release_batch(token)
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
-        if runs_on_lanes(km._mb, per_state, full, *outs[CRBA:]):
+        if runs_on_lanes(km._mb, per_state, full, slots):
             many_lanes(km._mb, R, S, P, qk, V, A, TAU_IN, t1, F, outs[RNEA], outs[ABA], status)
         else:
             many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)

@@ -31,7 +31,7 @@ from .._jit import call
 from ..model import inputs
 from .api import aba, rnea
 from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
-from .driver import ABA, NSLOT, P0, chunk_lanes
+from .driver import ABA, NO_OUTPUT, NSLOT, chunk_lanes, params
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import H_LANES, table
@@ -46,6 +46,7 @@ class _NoForce(dict):
 
 
 _NO_FORCE = _NoForce()
+P_ABA = params(ask=(ABA,))     # the batch ABA of ``_aba_then_derivatives``
 
 
 def _prepared(km):
@@ -196,7 +197,7 @@ def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, wan
     (``_lane_aba_failed``), as the kernel's own ABA would report it, and its rows NaN; a
     near-singular joint is computed on, as there.  Two compiled calls, nothing else: the GIL is
     held between them."""
-    chunk_lanes(mb, R, S, c, nchunk, P0, Q, V, Q[:, :0], TAU, T, F, None, QDD, ST)
+    chunk_lanes(mb, R, S, c, nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, NO_OUTPUT[0], QDD, ST)
     derivatives_samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status,
                         c, nchunk)
 

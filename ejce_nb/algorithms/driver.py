@@ -8,8 +8,9 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
 
 * ``evaluate_state``: one state, one forward sweep to the level the requested quantities need,
   then each requested quantity's own passes, each with its input check and status;
-* ``one``: the single-state kernel, a compiled entry per public function (its fast path hands it
-  the caller's arrays untouched, ``api._fast``);
+* ``one``: the single-state kernel, and its compiled entries: ``one_rnea``, ``one_aba`` and
+  ``one_state`` for every other quantity (the fast path hands them the caller's arrays untouched,
+  ``api._fast``);
 * ``chunk`` / ``chunk_lanes`` / ``many`` / ``many_lanes``: a batch in chunks run in parallel, a
   few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``), each
   state's result and status bit for bit those of a lone call, whatever the chunking or the thread
@@ -17,9 +18,12 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
 * ``calls.run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses
   and errors, for every public function; ``evaluate`` is its public face.
 
-The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot,
-None where the quantity is not asked for, and Numba compiles for each combination only the code
-of the quantities asked for (``quantity``: a part that does nothing when its output is None).
+The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot
+and the slots asked for as bits of its parameters (``P[P_ASK]``).  A batch is handed every slot's
+array (``NO_OUTPUT``: an empty one where the slot is not asked for), so that one compiled batch
+kernel serves every set of quantities.  The one-state entries, and the lane batches of rnea and
+aba, are handed None for the slots they never compute, and Numba compiles none of their code
+(``quantity``: a part that does nothing when its output is None).
 The joints' paths are compiled likewise for what the model has (``paths``): a model of fixed,
 screw and quaternion joints never compiles the jets path.
 
@@ -42,7 +46,8 @@ from .rnea import rnea_forces
 from .._jit import entry, jit, pjit
 from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
 from ..model import inputs
-from ..model.layout import H_LANES, H_SCR, REC_JOINT, group_views, model_view, record_view, scratch_view, views
+from ..model.layout import (H_LANES, H_NV, H_SCR, REC_JOINT, group_views, model_view, record_view, rows,
+                            scratch_view, views)
 
 # the quantity slots, in the order their statuses are reported (the kernels, whose output arguments
 # bear the short names, use the K_ names)
@@ -51,24 +56,28 @@ K_RNEA, K_ABA, K_CRBA, K_FK, K_JT, K_BJ, K_ENERGY = range(7)
 SLOTS = ("rnea", "aba", "mass_matrix", "forward_kinematics", "joint_terms", "body_jacobian", "energy")
 NSLOT = len(SLOTS)
 # the integer parameters P: forward kinematics' level, the body of body_jacobian, joint terms in
-# C axes (1) or P axes (0), mass matrix with the rank test of the joints (1), energies' level
-P_FK_LEVEL, P_BODY, P_OUTBOARD, P_RANK, P_EN_LEVEL = range(5)
+# C axes (1) or P axes (0), mass matrix with the rank test of the joints (1), energies' level, the
+# slots asked for (bit k: slot k)
+P_FK_LEVEL, P_BODY, P_OUTBOARD, P_RANK, P_EN_LEVEL, P_ASK = range(6)
 
 
-def params(fk_level=0, body=0, outboard=False, rank=False, en_level=0):
-    """The parameter array P of a call."""
-    return np.array([fk_level, body, int(outboard), int(rank), en_level], dtype=np.int64)
+def params(fk_level=0, body=0, outboard=False, rank=False, en_level=0, ask=range(NSLOT)):
+    """The parameter array P of a call (``ask``: the slots it computes)."""
+    return np.array([fk_level, body, int(outboard), int(rank), en_level, sum(1 << k for k in set(ask))],
+                    dtype=np.int64)
 
 
-def given(x):
-    """Whether a quantity's output array was given (a constant of the compiled code)."""
-    return x is not None
+def asked(x, P, k):
+    """Whether slot k is computed: its output ``x`` is given (None: no, a constant of the compiled
+    code) and k is among the slots ``P`` asks for."""
+    return x is not None and (P[P_ASK] >> k) & 1 != 0
 
 
-@overload(given)
-def _given(x):
-    g = not isinstance(x, types.NoneType)
-    return lambda x: g
+@overload(asked)
+def _asked(x, P, k):
+    if isinstance(x, types.NoneType):
+        return lambda x, P, k: False
+    return lambda x, P, k: (P[P_ASK] >> k) & 1 != 0
 
 
 def runtime_paths(full):
@@ -104,14 +113,14 @@ def _put_status(status, b, k, st, j):
 
 def quantity(impl, row_ndim=0):
     """The driver's part of one quantity: ``part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k)``
-    runs ``impl(out, b, m, r, s, x, F, fb, P)`` where ``out`` is given and the state's input check
-    ``pre`` passed, records its status in slot k and returns it; where ``out`` is None it is
-    compiled as nothing and returns (0, -1).  ``row_ndim``: the rank of one state's output; a
-    batch's output (one more axis) is handed to ``impl`` as its row b (0: ``impl`` takes the
-    whole output and indexes it itself)."""
+    runs ``impl(out, b, m, r, s, x, F, fb, P)`` where slot k is asked for and the state's input
+    check ``pre`` passed, records its status in slot k and returns it; else it returns (0, -1),
+    and where ``out`` is None it is compiled as nothing.  ``row_ndim``: the rank of one state's
+    output; a batch's output (one more axis) is handed to ``impl`` as its row b (0: ``impl``
+    takes the whole output and indexes it itself)."""
     def part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
         # the Python path (NUMBA_DISABLE_JIT); the compiled one is ``_ov``'s
-        if out is None:
+        if not asked(out, P, k):
             return 0, -1
         st, j = pre, pre_j
         if pre == 0:
@@ -130,6 +139,8 @@ def quantity(impl, row_ndim=0):
         by_row = row_ndim > 0 and out.ndim > row_ndim
 
         def run_part(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
+            if not asked(out, P, k):
+                return 0, -1
             st, j = pre, pre_j
             if pre == 0:
                 if by_row:
@@ -207,7 +218,7 @@ def _first(st, j, st2, j2):
 
 @jit
 def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK, JT, BJ, EN, status):
-    """Every requested quantity of state b (outputs TAU ... EN, None where not asked for) on one
+    """Every requested quantity of state b (outputs TAU ... EN; ``asked``) on one
     forward sweep, to the level they need: joints (and world frames) for all, twists for rnea,
     aba, joint terms and those kinematics and energies that use qd, accelerations qdd (``a``; no
     entries: zero, as for h = rnea(q, qd, 0)) for rnea and forward kinematics with qdd.  Each
@@ -215,17 +226,19 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     ``status[b]``; returns the first (status, joint) that is not OK, in slot order."""
     fk_level = P[P_FK_LEVEL]
     en_level = P[P_EN_LEVEL]
+    want_rnea, want_aba, want_m = asked(TAU, P, K_RNEA), asked(QDD, P, K_ABA), asked(M, P, K_CRBA)
+    want_fk, want_jt, want_bj = asked(FK, P, K_FK), asked(JT, P, K_JT), asked(BJ, P, K_BJ)
+    want_en = asked(EN, P, K_ENERGY)
     # what the quantities read: q and t (all), qd (lv), qdd (need_a)
-    need_q = given(M) or given(BJ) or (given(FK) and fk_level == 0) or (given(EN) and en_level == 0)
-    lv = 1 if given(TAU) or given(QDD) or given(JT) or (given(FK) and fk_level >= 1) or \
-        (given(EN) and en_level >= 1) else 0
-    need_a = given(TAU) or (given(FK) and fk_level >= 2)
+    need_q = want_m or want_bj or (want_fk and fk_level == 0) or (want_en and en_level == 0)
+    lv = 1 if want_rnea or want_aba or want_jt or (want_fk and fk_level >= 1) or (want_en and en_level >= 1) else 0
+    need_a = want_rnea or (want_fk and fk_level >= 2)
     vv = v if lv >= 1 else s.zv
     aa = a if a.shape[0] > 0 else s.zv
     # each quantity's input check, as a lone call of its function makes it: the widest first,
     # since a state that passes a check passes the narrower ones (q, t; q, qd, t)
     sa, ja = inputs.check(m, q, vv, aa, 2, t) if need_a else (-1, -1)
-    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if given(QDD) else (-1, -1)
+    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if want_aba else (-1, -1)
     wide = sa == 0 or stt == 0
     sv, jv = ((0, -1) if wide else inputs.check(m, q, vv, vv, 1, t)) if lv >= 1 else (-1, -1)
     sq, jq = ((0, -1) if wide or sv == 0 else inputs.check(m, q, vv, vv, 0, t)) if need_q else (0, -1)
@@ -233,11 +246,11 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
         sv, jv = sq, jq
     if not need_a:
         sa, ja = sv, jv
-    if not given(QDD):
+    if not want_aba:
         stt, jtt = sv, jv
     la = 2 if need_a and sa == 0 else (1 if lv >= 1 and sv == 0 else 0)
-    if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (given(QDD) and stt == 0):
-        world = given(FK) or given(BJ) or given(EN) or (F.shape[0] > 0 and (given(TAU) or given(QDD)))
+    if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (want_aba and stt == 0):
+        world = want_fk or want_bj or want_en or (F.shape[0] > 0 and (want_rnea or want_aba))
         forward(m, r, s, q, vv, aa, t, la, world, full)
     st, j = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, K_RNEA)
     st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, K_ABA)
@@ -277,16 +290,18 @@ def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
     return st
 
 
-# the compiled entries of the public functions, one per quantity and kind of model:
-# ``entry(mb, w, [P,] q, v, x, t, out)`` with x the accelerations qdd (rnea, forward kinematics)
-# or the joint forces tau (aba), and ``out`` the quantity's output.  Few arguments, since each
-# costs the call from Python its typing: no external forces (a one-state call with f_ext runs
-# ``chunk``), no P where the quantity has no parameters (``P_FREE``: P0, the parameters at their
-# defaults), and the kind of joint paths (``full``) fixed in the entry.  ``x[:0]``: no entries,
-# read as zero.
+# the compiled entries of the public functions and kinds of model: ``one_rnea(mb, w, q, v, x, t,
+# out)`` and ``one_aba`` (x: qdd or tau), the calls whose speed counts most, each with nothing but
+# its own quantity; ``one_state(mb, w, P, q, v, x, t, out)`` every other quantity, the one P asks
+# for (x: qdd, for forward kinematics; ``out`` flat, the mass matrix and body Jacobian row by
+# row), so that the mass matrix, kinematics, joint terms, body Jacobian and energies compile once
+# together (one compile of them all took 1.35 times rnea's; each alone after rnea 15-23 s more).
+# Few arguments, since each costs the call from Python its typing: no external forces (a
+# one-state call with f_ext runs ``chunk``), no P where the quantity has no parameters, and the
+# kind of joint paths (``full``) fixed in the entry.  ``x[:0]``: no entries, read as zero.
 P0 = params()
 NO_FORCE = np.zeros((0, 1, 6))
-P_FREE = (RNEA, ABA, CRBA)
+P_FREE = (RNEA, ABA)
 
 
 def _entries(full):
@@ -299,31 +314,23 @@ def _entries(full):
     def one_aba(mb, w, q, v, x, t, out):
         return one(mb, w, full, P0, q, v, x[:0], x, t, NO_FORCE, None, out, None, None, None, None, None)
 
-    def one_mass_matrix(mb, w, q, v, x, t, out):
-        return one(mb, w, full, P0, q, v, x[:0], x[:0], t, NO_FORCE, None, None, out, None, None, None, None)
+    def one_state(mb, w, P, q, v, x, t, out):
+        nv = mb[H_NV]
+        M = rows(out, 0, nv if P[P_ASK] == 1 << K_CRBA else 0, nv)
+        BJ = rows(out, 0, 6 if P[P_ASK] == 1 << K_BJ else 0, nv)
+        return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, M, out, out, BJ, out)
 
-    def one_forward_kinematics(mb, w, P, q, v, x, t, out):
-        return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, None, out, None, None, None)
-
-    def one_joint_terms(mb, w, P, q, v, x, t, out):
-        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, out, None, None)
-
-    def one_body_jacobian(mb, w, P, q, v, x, t, out):
-        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, out, None)
-
-    def one_energy(mb, w, P, q, v, x, t, out):
-        return one(mb, w, full, P, q, v, x[:0], x[:0], t, NO_FORCE, None, None, None, None, None, None, out)
-
-    return tuple(entry(f) for f in (one_rnea, one_aba, one_mass_matrix, one_forward_kinematics,
-                                    one_joint_terms, one_body_jacobian, one_energy))
+    return tuple(entry(f) for f in (one_rnea, one_aba, one_state))
 
 
-# ONE[slot][kind]: the entries of a quantity for the two kinds of model (``kind``: 0 where
-# ``paths`` is None, 1 where it is True), each compiled once for the types of the input layer and
-# then closed (``_jit.entry``); LIVE[slot][kind]: the same once compiled, None before (the fast
-# path leaves the first call to the input layer)
-ONE = tuple(zip(_entries(None), _entries(True)))
-LIVE = [[None, None] for _ in ONE]
+# ONE[slot][kind]: the entry of a quantity for the two kinds of model (``kind``: 0 where ``paths``
+# is None, 1 where it is True; the slots after ABA share ``one_state``), each compiled once for the
+# types of the input layer and then closed (``_jit.entry``); LIVE[slot][kind]: the same once
+# compiled for the slot, None before (the fast path leaves the slot's first call to the input
+# layer)
+_BY_KIND = (_entries(None), _entries(True))
+ONE = tuple((_BY_KIND[0][min(k, 2)], _BY_KIND[1][min(k, 2)]) for k in range(NSLOT))
+LIVE = [[None, None] for _ in range(NSLOT)]
 
 
 @jit
@@ -340,9 +347,11 @@ def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, Q
 
 @jit
 def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
-    """Chunk c of rnea and/or aba in groups of LANES states on one group record, the rest (and
-    any group with a bad sample or one the ABA finds singular or near it) state by state: every
-    state's results and statuses are those of a lone call."""
+    """Chunk c of rnea and/or aba (the slots P asks for) in groups of LANES states on one group
+    record, the rest (and any group with a bad sample or one the ABA finds singular or near it)
+    state by state: every state's results and statuses are those of a lone call.  The other
+    quantities' code is not compiled here (with it compiled into the state-by-state fallback,
+    the first rnea batch took 96.9 s against 77.3 s)."""
     B = Q.shape[0]
     m = model_view(mb)
     s = scratch_view(mb, S[c], 0)
@@ -350,27 +359,35 @@ def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
     b = c * B // nchunk
     end = (c + 1) * B // nchunk
     with_a = A.shape[1] > 0
+    want_rnea, want_aba = asked(TAU, P, K_RNEA), asked(QDD, P, K_ABA)
     while b + LANES <= end:
-        ok = inputs.group_ok(m, Q, V, A, 2 if given(TAU) and with_a else 1, T, b)
-        if given(QDD):
+        ok = inputs.group_ok(m, Q, V, A, 2 if want_rnea and with_a else 1, T, b)
+        if want_aba:
             ok = ok and inputs.group_ok(m, Q, V, TAU_IN, 2, T, b)
         if ok:
             fb = (b, 1) if F.shape[0] > 1 else (0, 0)
             to_lanes(sg.lq, Q, b)
             to_lanes(sg.lv, V, b)
-            if given(TAU) and with_a:
+            if want_rnea and with_a:
                 to_lanes(sg.la, A, b)
             tl = lanes_of(T, b)
-            forward(m, rg, sg, sg.lq, sg.lv, sg.la if with_a else sg.zv, tl, 2 if given(TAU) else 1,
+            forward(m, rg, sg, sg.lq, sg.lv, sg.la if with_a else sg.zv, tl, 2 if want_rnea else 1,
                     F.shape[0] > 0, None)
-            if given(TAU):
-                rnea_lanes(TAU, b, m, rg, sg, sg.la if with_a else sg.zv, F, fb)
-            if given(QDD):
-                ok = aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb)
+            if want_rnea:
+                rnea_forces(m, rg, sg, F, fb, sg.la if with_a else sg.zv, sg.lo)
+                from_lanes(TAU, b, sg.lo)
+            if want_aba:
+                to_lanes(sg.la, TAU_IN, b)
+                st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+                ok = st == 0
+                if ok:
+                    from_lanes(QDD, b, sg.lo)
         if ok:
             for b1 in range(b, b + LANES):
-                put_status(status, b1, K_RNEA, 0, -1)
-                put_status(status, b1, K_ABA, 0, -1)
+                if want_rnea:
+                    put_status(status, b1, K_RNEA, 0, -1)
+                if want_aba:
+                    put_status(status, b1, K_ABA, 0, -1)
         else:
             for b1 in range(b, b + LANES):
                 evaluate_state(m, record_view(mb, R[c], 0), s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F,
@@ -383,59 +400,27 @@ def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
                        P, b1, TAU, QDD, None, None, None, None, None, status)
 
 
-def _rnea_group(TAU, b, m, rg, sg, a, F, fb):
-    rnea_forces(m, rg, sg, F, fb, a, sg.lo)
-    from_lanes(TAU, b, sg.lo)
+# a batch's output of each slot where the slot is not asked for: empty, of the type of the
+# slot's output (C-ordered float64, as ``calls._output`` makes them)
+NO_OUTPUT = (np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0, 0)), np.empty(0), np.empty(0), np.empty((0, 0)),
+             np.empty((0, 0)))
 
 
-def _aba_group(QDD, b, m, rg, sg, TAU_IN, F, fb):
-    to_lanes(sg.la, TAU_IN, b)
-    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
-    if st != 0:
-        return False
-    from_lanes(QDD, b, sg.lo)
-    return True
-
-
-def rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
-    """rnea of a group into rows b.. of TAU (None: nothing)."""
-    if TAU is not None:
-        _rnea_group(TAU, b, m, rg, sg, a, F, fb)
-
-
-@overload(rnea_lanes)
-def _rnea_lanes(TAU, b, m, rg, sg, a, F, fb):
-    if isinstance(TAU, types.NoneType):
-        return lambda TAU, b, m, rg, sg, a, F, fb: None
-    return _rnea_group
-
-
-def aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
-    """aba of a group into rows b.. of QDD; False where some lane is singular or near it."""
-    return True if QDD is None else _aba_group(QDD, b, m, rg, sg, TAU_IN, F, fb)
-
-
-@overload(aba_lanes)
-def _aba_lanes(QDD, b, m, rg, sg, TAU_IN, F, fb):
-    if isinstance(QDD, types.NoneType):
-        return lambda QDD, b, m, rg, sg, TAU_IN, F, fb: True
-    return _aba_group
-
-
-def runs_on_lanes(mb, per_state, full, M, FK, JT, BJ, EN):
+def runs_on_lanes(mb, per_state, full, slots):
     """Whether a batch runs in groups of LANES states (``many_lanes``): rnea and/or aba only,
     the fixed, screw and quaternion joint paths (``full`` None), pooled records and a model the
     lane kernels take."""
-    return (full is None and not per_state and mb[H_LANES] != 0
-            and M is None and FK is None and JT is None and BJ is None and EN is None)
+    return full is None and not per_state and mb[H_LANES] != 0 and max(slots) <= ABA
 
 
-# The two batch drivers: each chunk of a batch (one per row of S) in parallel.  The chunk kernels
-# are called directly (a function between the loop and them is compiled again with all the code
-# it calls: a dispatching layer cost the main job about 15 s) and are handed the index as an
-# int64: Numba types a ``prange`` body twice, the second time with an unsigned index, which would
-# compile each chunk kernel twice.  Python picks the driver (``runs_on_lanes``), so that each
-# compiles only the chunk kernel it runs.
+# The two batch drivers: each chunk of a batch (one per row of S) in parallel; ``many`` with every
+# slot's array (``NO_OUTPUT``'s where not asked for), so that one compile serves every set of
+# quantities, ``many_lanes`` with rnea's and aba's (fewer arguments: a call from Python types
+# each).  The chunk kernels are called directly (a function between the loop and them is
+# compiled again with all the code it calls: a dispatching layer cost the main job about 15 s)
+# and are handed the index as an int64: Numba types a ``prange`` body twice, the second time
+# with an unsigned index, which would compile each chunk kernel twice.  Python picks the driver
+# (``runs_on_lanes``), so that each compiles only the chunk kernel it runs.
 @pjit
 def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, JT, BJ, EN, status):
     """A batch, each chunk state by state (``chunk``)."""
