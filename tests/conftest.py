@@ -28,6 +28,21 @@ requires_pinocchio = pytest.mark.skipif(
     not HAVE_PINOCCHIO, reason="needs Pinocchio, the outside reference of this check (pip install pin; it is in "
                                "the test extra)")
 
+# The order in which the two test processes of the README's command take the files (``-n 2 --dist
+# loadfile --no-loadscope-reorder``): those that compile the most first, then the others as
+# collected.  Most of the suite's time is compilation, and xdist's own order (by number of tests)
+# left the files of closed loops, which have few tests and compile for minutes, to the end of one
+# process while the other stood idle.  A kernel two files share is compiled by the file that runs
+# first and loaded from the cache by the later one.
+HEAVY_FIRST = ("test_loops.py", "test_loops_coupled.py", "test_simulate.py", "test_json.py", "test_derivatives.py",
+               "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py", "test_couplers.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))       # stable: a file's own order kept
+
+
 EULER_24 = tuple(s for s in ej.joints.EULER_SEQUENCES) + tuple(s.lower() for s in ej.joints.EULER_SEQUENCES)
 ROT_PARAMS = ("quaternion", "rotvec", "rodrigues", "mrp")
 
