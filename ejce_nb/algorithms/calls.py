@@ -5,7 +5,7 @@ import numpy as np
 
 from . import engine
 from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, chunk,
-                     many, many_lanes, NO_OUTPUT, runs_on_lanes)
+                     ask_bits, many, many_lanes, NO_OUTPUT, runs_on_lanes)
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..model import inputs
@@ -49,9 +49,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     state runs on a one-state workspace (the Data's, or a pooled one) with the entry ``ONE[slot]``
     (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch runs
     ``many`` or ``many_lanes``."""
-    ask = 0
-    for k in slots:
-        ask |= 1 << k
+    ask = ask_bits(slots)
     if P[P_ASK] != ask:
         P = P.copy()
         P[P_ASK] = ask

@@ -61,10 +61,17 @@ NSLOT = len(SLOTS)
 P_FK_LEVEL, P_BODY, P_OUTBOARD, P_RANK, P_EN_LEVEL, P_ASK = range(6)
 
 
+def ask_bits(slots):
+    """P[P_ASK] of a call computing ``slots``: bit k set for slot k."""
+    bits = 0
+    for k in slots:
+        bits |= 1 << k
+    return bits
+
+
 def params(fk_level=0, body=0, outboard=False, rank=False, en_level=0, ask=range(NSLOT)):
     """The parameter array P of a call (``ask``: the slots it computes)."""
-    return np.array([fk_level, body, int(outboard), int(rank), en_level, sum(1 << k for k in set(ask))],
-                    dtype=np.int64)
+    return np.array([fk_level, body, int(outboard), int(rank), en_level, ask_bits(ask)], dtype=np.int64)
 
 
 def asked(x, P, k):
