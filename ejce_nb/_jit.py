@@ -89,6 +89,26 @@ def cache_is_cold():
     return not any(name.endswith(".nbi") for _, _, files in os.walk(root) for name in files)
 
 
+def compile_elsewhere(fn, *args):
+    """Run ``fn(*args)`` in a second process, to compile kernels into the on-disk cache while this
+    process compiles others (Numba compiles in one thread); returns a function that waits for it.
+    Call that function before the first call of a kernel ``fn`` compiles: the call then loads the
+    kernel from the cache.  Nothing starts (the function returned waits for nothing) where the
+    cache is warm or off, or with one CPU; a second process that fails costs nothing but the
+    compile it would have saved.  ``fn`` must be importable (spawned processes import it)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    if cpus < 2 or not cache_is_cold():
+        return lambda: None
+    import multiprocessing
+
+    p = multiprocessing.get_context("spawn").Process(target=fn, args=args, daemon=True)
+    p.start()
+    return p.join
+
+
 def _robust(d):
     """Make the dispatcher ``d`` treat a cache entry it cannot read (a corrupted or truncated file,
     one written by another version of a library) as missing: it compiles again and rewrites the

@@ -292,7 +292,6 @@ def _quaternion_message(model, name, q, j, b, batch):
 
 
 def _singular_message(model, code, j, q2, t1, b):
-    name = model.joint_names[j]
     qs = model.q_slice(j)
     conf = f"q[{qs.start}:{qs.stop}] = {np.array2string(q2[b, qs], precision=17, separator=', ')}"
     if model.rheonomic:

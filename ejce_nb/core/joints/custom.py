@@ -22,7 +22,6 @@ second or two) in every new process.
 The velocities of a custom joint are its coordinate rates (nv = nq <= 6).
 """
 import ctypes
-import weakref
 
 import numba
 import numpy as np
