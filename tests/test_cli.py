@@ -79,27 +79,6 @@ def test_demo_applies_its_batch_to_the_dynamics(capsys):
     assert "500 states" in out and "a batch of 100 on" in out
 
 
-def test_the_demo_compiles_its_batches_in_a_second_process_on_a_cold_cache_only(tmp_path, monkeypatch):
-    """``compile_elsewhere`` (the demo's second process) runs its function in another process
-    where the on-disk cache is cold and there are two CPUs, and nothing where the cache is warm
-    or there is one CPU."""
-    import numba
-    from ejce_nb._jit import compile_elsewhere
-
-    cache = tmp_path / "cache"
-    monkeypatch.setattr(numba.config, "CACHE_DIR", str(cache))
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    compile_elsewhere(os.mkdir, str(tmp_path / "cold"))()
-    assert (tmp_path / "cold").is_dir()
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    compile_elsewhere(os.mkdir, str(tmp_path / "one_cpu"))()
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    cache.mkdir()
-    (cache / "kernel.nbi").write_bytes(b"")
-    compile_elsewhere(os.mkdir, str(tmp_path / "warm"))()
-    assert not (tmp_path / "one_cpu").exists() and not (tmp_path / "warm").exists()
-
-
 def test_interrupted_simulation_says_so_and_keeps_what_it_computed(tmp_path, capsys):
     out = tmp_path / "i.npz"
     cli.main(["simulate", "arm7", "--t", "0.01", "--no-progress"])     # compile or load first
@@ -213,3 +192,24 @@ def test_simulate_command_writes_an_animation(tmp_path, capsys):
     assert "6 frames" in capsys.readouterr().out and gif.stat().st_size > 0
     assert cli.main(["simulate", "arm7", "--t", "0.05", "--animate", str(tmp_path / "arm.webm")]) == 2
     assert "--animate" in capsys.readouterr().err
+
+
+def test_the_demo_compiles_its_batches_in_a_second_process_on_a_cold_cache_only(tmp_path, monkeypatch):
+    """``compile_elsewhere`` (the demo's second process) runs its function in another process
+    where the on-disk cache is cold and there are two CPUs, and nothing where the cache is warm
+    or there is one CPU."""
+    import numba
+    from ejce_nb._jit import compile_elsewhere
+
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(cache))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    compile_elsewhere(os.mkdir, str(tmp_path / "cold"))()
+    assert (tmp_path / "cold").is_dir()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    compile_elsewhere(os.mkdir, str(tmp_path / "one_cpu"))()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    cache.mkdir()
+    (cache / "kernel.nbi").write_bytes(b"")
+    compile_elsewhere(os.mkdir, str(tmp_path / "warm"))()
+    assert not (tmp_path / "one_cpu").exists() and not (tmp_path / "warm").exists()
