@@ -100,7 +100,7 @@ def compile_elsewhere(fn, *args):
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
         cpus = os.cpu_count() or 1
-    if cpus < 2 or not cache_is_cold():
+    if cpus < 2 or not CACHE or not cache_is_cold():     # (cache_is_cold is True without a cache)
         return lambda: None
     import multiprocessing
 
