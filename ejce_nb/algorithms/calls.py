@@ -4,10 +4,11 @@ outputs, statuses and errors around its compiled kernels, for every public funct
 import numpy as np
 
 from . import engine
-from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, chunk,
-                     ask_bits, many, many_lanes, NO_OUTPUT, runs_on_lanes)
+from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, TO_STATES,
+                     chunk, chunk_lanes, ask_bits, many, many_lanes, NO_OUTPUT, runs_on_lanes)
 from .kinematics import fk_size, jt_size
 from .._jit import call
+from ..core.lanes import LANES
 from ..model import inputs
 from ..model.layout import H_REC, REC_JOINT
 
@@ -48,7 +49,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     ``P``: the parameters (``driver.params``), whose slots asked for become ``slots``.  A single
     state runs on a one-state workspace (the Data's, or a pooled one) with the entry ``ONE[slot]``
     (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch runs
-    ``many`` or ``many_lanes``."""
+    ``many`` or on lanes (``lane_batch``)."""
     ask = ask_bits(slots)
     if P[P_ASK] != ask:
         P = P.copy()
@@ -112,12 +113,52 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     else:
         R, S, per_state, token = engine.batch_workspace(km, n, data)
         if runs_on_lanes(km._mb, per_state, full, slots):
-            many_lanes(km._mb, R, S, P, qk, V, A, TAU_IN, t1, F, outs[RNEA], outs[ABA], status)
+            lane_batch(km, R, S, P, qk, V, A, TAU_IN, t1, F, outs, status)
         else:
             many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
         engine.release_batch(token)
     names = ["q"] + [nm for _, nm in vecs]
     return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
+
+
+def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
+    """rnea and/or aba (``outs[RNEA]``, ``outs[ABA]``; statuses in ``status``) of a batch on
+    lanes (``many_lanes``; fewer states than a group: one group padded with copies of the last
+    state, ``chunk_lanes`` on this thread); then the states no group could take (a bad sample or
+    a singular joint in the group: ``TO_STATES``) one by one on ``many``, which is compiled only
+    when a batch has such a state (the lane kernel holds none of the one-state code)."""
+    mb = km._mb
+    n = Q.shape[0]
+
+    def rows(X, at):
+        return X[at] if X.shape[0] == n and n > 1 else X       # F of shape (1 or 0, ...): shared
+
+    if n >= LANES:
+        left = many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, outs[RNEA], outs[ABA], status)
+    elif n:
+        at = np.minimum(np.arange(LANES), n - 1)
+        group = [np.empty((LANES,) + outs[k].shape[1:]) if outs[k].shape[0] else outs[k] for k in (RNEA, ABA)]
+        st = np.zeros((LANES, NSLOT, 2), dtype=np.int64)
+        chunk_lanes(mb, R, S, 0, 0, LANES, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *group, st, None)
+        for k, o in zip((RNEA, ABA), group):
+            if o.shape[0]:
+                outs[k][:] = o[:n]
+        status[:] = st[:n]
+        left = np.count_nonzero(status[:, :, 0] == TO_STATES)
+    else:
+        left = 0
+    if left:
+        at = np.flatnonzero((status[:, RNEA, 0] == TO_STATES) | (status[:, ABA, 0] == TO_STATES))
+        sub = list(NO_OUTPUT)
+        for k in (RNEA, ABA):
+            if outs[k].shape[0]:
+                sub[k] = np.empty((at.size,) + outs[k].shape[1:])
+        st = np.zeros((at.size, NSLOT, 2), dtype=np.int64)
+        many(mb, R, S, False, None, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *sub, st)
+        for k in (RNEA, ABA):
+            if outs[k].shape[0]:
+                outs[k][at] = sub[k]
+        status[at] = st
 
 
 def finish(errors, model, status, slot, what, inputs_used, t1, B, result, nan=()):

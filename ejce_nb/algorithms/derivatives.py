@@ -197,7 +197,9 @@ def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, wan
     (``_lane_aba_failed``), as the kernel's own ABA would report it, and its rows NaN; a
     near-singular joint is computed on, as there.  Two compiled calls, nothing else: the GIL is
     held between them."""
-    chunk_lanes(mb, R, S, c, nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, NO_OUTPUT[0], QDD, ST)
+    n = Q.shape[0]
+    chunk_lanes(mb, R, S, c, c * n // nchunk, (c + 1) * n // nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, NO_OUTPUT[0],
+                QDD, ST, True)
     derivatives_samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status,
                         c, nchunk)
 

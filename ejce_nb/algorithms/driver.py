@@ -12,9 +12,9 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
   ``one_state`` for every other quantity (the fast path hands them the caller's arrays untouched,
   ``api._fast``);
 * ``chunk`` / ``chunk_lanes`` / ``many`` / ``many_lanes``: a batch in chunks run in parallel, a
-  few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``), each
-  state's result and status bit for bit those of a lone call, whatever the chunking or the thread
-  count;
+  few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``; the states
+  no group can take then go to ``many``, ``calls.lane_batch``), each state's result and status
+  bit for bit those of a lone call, whatever the chunking or the thread count;
 * ``calls.run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses
   and errors, for every public function; ``evaluate`` is its public face.
 
@@ -352,22 +352,56 @@ def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, Q
                        TAU, QDD, M, FK, JT, BJ, EN, status)
 
 
+# the status of a state that a lane batch leaves to the state-by-state kernel (``chunk_lanes``
+# with ``alone`` None), until ``calls.lane_batch`` has run it; never a result
+TO_STATES = -1
+
+
+def alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+    """State b of a lane batch that its group could not take: evaluated alone (``alone`` True),
+    or (None) its slots asked for marked TO_STATES in ``status``, and nothing of the one-state
+    code compiled into the lane kernel."""
+    if alone is None:
+        _defer(TAU, QDD, P, b, status)
+    else:
+        evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
+                       QDD, None, None, None, None, None, status)
+
+
 @jit
-def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
-    """Chunk c of rnea and/or aba (the slots P asks for) in groups of LANES states on one group
-    record, the rest (and any group with a bad sample or one the ABA finds singular or near it)
-    state by state: every state's results and statuses are those of a lone call.  The other
-    quantities' code is not compiled here (with it compiled into the state-by-state fallback,
-    the first rnea batch took 96.9 s against 77.3 s)."""
-    B = Q.shape[0]
+def _defer(TAU, QDD, P, b, status):
+    if asked(TAU, P, K_RNEA):
+        put_status(status, b, K_RNEA, TO_STATES, -1)
+    if asked(QDD, P, K_ABA):
+        put_status(status, b, K_ABA, TO_STATES, -1)
+
+
+@overload(alone_or_defer, inline="always")
+def _alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+    if isinstance(alone, types.NoneType):
+        return lambda alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status: _defer(TAU, QDD, P, b, status)
+
+    def impl(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+        evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
+                       QDD, None, None, None, None, None, status)
+    return impl
+
+
+@jit
+def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, alone):
+    """States lo..hi-1 of rnea and/or aba (the slots P asks for) on chunk c's workspace, in
+    groups of LANES states on one group record; the states a group cannot take (the rest, and
+    any group with a bad sample or one the ABA finds singular or near it) are evaluated one by
+    one where ``alone`` is True, and left to the state-by-state kernel where it is None
+    (``alone_or_defer``): every state's results and statuses are those of a lone call.  The
+    other quantities' code is not compiled here."""
     m = model_view(mb)
     s = scratch_view(mb, S[c], 0)
     rg, sg = group_views(mb, S[c], mb[H_SCR])
-    b = c * B // nchunk
-    end = (c + 1) * B // nchunk
+    b = lo
     with_a = A.shape[1] > 0
     want_rnea, want_aba = asked(TAU, P, K_RNEA), asked(QDD, P, K_ABA)
-    while b + LANES <= end:
+    while b + LANES <= hi:
         ok = inputs.group_ok(m, Q, V, A, 2 if want_rnea and with_a else 1, T, b)
         if want_aba:
             ok = ok and inputs.group_ok(m, Q, V, TAU_IN, 2, T, b)
@@ -397,14 +431,10 @@ def chunk_lanes(mb, R, S, c, nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
                     put_status(status, b1, K_ABA, 0, -1)
         else:
             for b1 in range(b, b + LANES):
-                evaluate_state(m, record_view(mb, R[c], 0), s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F,
-                               b1 if F.shape[0] > 1 else 0, None, P, b1, TAU, QDD, None, None, None, None, None,
-                               status)
+                alone_or_defer(alone, m, record_view(mb, R[c], 0), s, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
         b += LANES
-    r = record_view(mb, R[c], 0)
-    for b1 in range(b, end):
-        evaluate_state(m, r, s, Q[b1], V[b1], A[b1], TAU_IN[b1], T[b1], F, b1 if F.shape[0] > 1 else 0, None,
-                       P, b1, TAU, QDD, None, None, None, None, None, status)
+    for b1 in range(b, hi):
+        alone_or_defer(alone, m, record_view(mb, R[c], 0), s, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
 
 
 # a batch's output of each slot where the slot is not asked for: empty, of the type of the
@@ -439,7 +469,23 @@ def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, J
 
 @pjit
 def many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
-    """A batch of rnea and/or aba, each chunk in groups of LANES states (``chunk_lanes``)."""
+    """A batch of at least LANES states of rnea and/or aba in groups of LANES states
+    (``chunk_lanes``, each chunk a whole number of groups; then, where the length is no multiple
+    of LANES, the last LANES states as one more group, after the parallel loop: the states before
+    the rest are computed again, to the same bits), the states no group can take marked
+    TO_STATES (``calls.lane_batch`` runs them on ``many``); returns their number."""
     nchunk = S.shape[0]
+    n = Q.shape[0]
+    groups = n // LANES
     for c in prange(nchunk):
-        chunk_lanes(mb, R, S, np.int64(c), nchunk, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status)
+        k = np.int64(c)
+        chunk_lanes(mb, R, S, k, k * groups // nchunk * LANES, (k + 1) * groups // nchunk * LANES, P, Q, V, A,
+                    TAU_IN, T, F, TAU, QDD, status, None)
+    if groups * LANES < n:
+        chunk_lanes(mb, R, S, np.int64(0), n - LANES, n, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, None)
+    # (a sum over the parallel loop would allocate: the kernels count no references)
+    left = 0
+    for b in range(n):
+        if status[b, K_RNEA, 0] == TO_STATES or status[b, K_ABA, 0] == TO_STATES:
+            left += 1
+    return left
