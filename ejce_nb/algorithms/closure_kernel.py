@@ -122,7 +122,7 @@ def _retract_closure(qc, qs, nq, qoff, dv):
 def _closure_sweep(cm, cr, cs, qc, vc, level, cfull, cbuf, n1c, nvc):
     """The EJCE terms of every closure joint at (qc, vc): views (J, sigma, bias, R, r)."""
     forward(cm, cr, cs, qc, vc, cs.zv, 0.0, level, np.bool_(False), cfull)
-    J, sig, bias, tw, R, r = jt_out(cbuf, 1, n1c, nvc)
+    J, sig, bias, tw, R, r = jt_out(cbuf, np.int64(1), n1c, nvc)
     joint_terms_state(cm, cr, vc, np.bool_(False), np.int64(0), J, sig, bias, tw, R, r)
     return J, sig, bias, R, r
 
@@ -191,9 +191,9 @@ def _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, w, vo, al, ao, LF, qc, 
             for x in range(6):
                 TG[k, 24 + x] = sig[j, x] if n > 0 else 0.0
             if n == 0:
-                qr6(J[:, vs:vs], 0, Q, Rq, u)
+                qr6(J[:, vs:vs], np.int64(0), Q, Rq, u)
                 act[k] = 0.0
-                act[nl + k] = qr_lstsq(Q, Rq, 0, e, step)
+                act[nl + k] = qr_lstsq(Q, Rq, np.int64(0), e, step)
                 _position_error(ws, OFF, LI, k, Q, n, e)
                 continue
             if qr6(J[:, vs:vs + n], n, Q, Rq, u) < 1e-12:
@@ -355,7 +355,7 @@ def constrained_views(m, r, s, cm, cr, cs, full, cfull, LI, LF, qn, OFF, F0, fb,
     zero = np.int64(0)
     two = np.int64(2)
     forward(m, r, s, q, v, a0, t, two, np.bool_(True), full)
-    Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), 1, n1, two)
+    Rb, p, wv, vo, al, ao = fk_out(vec(ws, OFF[O_FK], 24 * n1), np.int64(1), n1, two)
     world_kinematics(m, r, two, zero, Rb, p, wv, vo, al, ao)
     st = _closures(cm, cr, cs, cfull, LI, qn, OFF, ws, Rb, p, wv, vo, al, ao, LF, qc, nl)
     if st != 0:

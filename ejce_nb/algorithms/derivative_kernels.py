@@ -252,7 +252,7 @@ def derivatives_one(mb, w, X, JR, q, v, x, t, F, kind, want_t, dq, dv, dt, MM):
     m = model_view(mb)
     r = record_view(mb, w, 0)
     s = scratch_view(mb, w, mb[H_REC])
-    return derivatives_state(m, r, s, X, JR, q, v, x, t, F, 0, kind, want_t, dq, dv, dt, MM)
+    return derivatives_state(m, r, s, X, JR, q, v, x, t, F, np.int64(0), kind, want_t, dq, dv, dt, MM)
 
 
 @jit

@@ -404,7 +404,7 @@ def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status,
     while b + LANES <= hi:
         ok = inputs.group_ok(m, Q, V, A, 2 if want_rnea and with_a else 1, T, b)
         if want_aba:
-            ok = ok and inputs.group_ok(m, Q, V, TAU_IN, 2, T, b)
+            ok = ok and inputs.group_ok(m, Q, V, TAU_IN, np.int64(2), T, b)
         if ok:
             fb = (b, 1) if F.shape[0] > 1 else (0, 0)
             to_lanes(sg.lq, Q, b)

@@ -438,7 +438,7 @@ def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt):
             dai = ZERO6
             dz = ZERO6
         if JR[i] != 0:
-            general_tangent(m, r, s, i, -1, q, v, t, qp, vp, D, X0)
+            general_tangent(m, r, s, i, np.int64(-1), q, v, t, qp, vp, D, X0)
             xi = ld6(D, X0)
             dvJ = ld6(D, X0 + 1)
             dvi = add6(dvi, add6(crm(sub6(vi, vJ), xi), dvJ))

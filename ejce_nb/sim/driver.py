@@ -50,7 +50,7 @@ import numpy as np
 from ..algorithms import engine
 from ..model import inputs, layout
 from ..model.couplers import coupled_chunks
-from .integrators import run_chunk
+from .integrators import run_dopri, run_fixed
 from .prepare import prepare
 from .records import SimParams, new_carry, new_recording, running
 from .results import assemble, interrupted, raise_or_flag
@@ -117,6 +117,7 @@ class _Loop:
         n = run.n
         self.run = run
         self.par = sim_params(run)
+        self.kernel = run_dopri if self.par.kind == M_DOPRI else run_fixed
         self.cr = new_carry(run.q0, run.v0, min(run.dt, run.hmax))
         self.rec = new_recording(run.nrec, n, model.nq, model.nv)
         nchunk = engine.n_chunks(n)
@@ -146,8 +147,8 @@ class _Loop:
 
     def _chunk(self, c, budget):
         lo, hi = self.bounds[c]
-        run_chunk(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.cons[c], self.par,
-                  self.run.dof, self.cr, self.rec, lo, hi, budget)
+        self.kernel(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.cons[c], self.par,
+                    self.run.dof, self.cr, self.rec, lo, hi, budget)
 
     def segment(self, budget):
         b = np.int64(budget)

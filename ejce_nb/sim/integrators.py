@@ -21,7 +21,7 @@ from ..model.layout import model_view, record_view, scratch_view
 from .records import TAU_INTERVAL, TAU_STEP
 from .stage import accel, energies, nonfinite_joint, project
 from .status import ENERGY_FACTOR, ST_ENERGY, ST_NONFINITE, ST_UNDERFLOW
-from .tableaux import ALPHA, BETA, EPS, FACMAX, FACMIN, M_DOPRI, M_SYMPLECTIC, SAFETY
+from .tableaux import ALPHA, BETA, EPS, FACMAX, FACMIN, M_SYMPLECTIC, SAFETY
 
 
 # ---------------------------------------------------------------------------- shared by both kinds
@@ -368,22 +368,31 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
 
 
 # ---------------------------------------------------------------------------- one chunk of a batch
+# One kernel per family of integrators, so that a run compiles the integrator it uses and no
+# other: each is its own compile of the whole stage (dynamics, projection, recording), and a
+# run of RK4 that also compiled Dormand-Prince waited about a quarter longer.
+@jit(inline="always")
+def _chunk_views(mb, R, S, mbc, SC):
+    return model_view(mb), record_view(mb, R, 0), scratch_view(mb, S, 0), model_view(mbc), scratch_view(mbc, SC, 0)
+
+
 @jit
-def run_chunk(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
-    """Advance the unfinished trajectories lo..hi-1 by up to ``budget`` steps (dopri5: tries)
-    each, one after the other, on the chunk's record R and scratch S (mb: the model's buffer;
-    mbc, SC: the integrators' chart and scratch, the model's own for a model without couplers).
-    Chunks run in parallel on Python threads (the kernel releases the GIL): a parallel-loop
-    kernel of this size took Numba a quarter of a minute more to compile."""
-    m = model_view(mb)
-    r = record_view(mb, R, 0)
-    s = scratch_view(mb, S, 0)
-    mc = model_view(mbc)
-    sc = scratch_view(mbc, SC, 0)
+def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
+    """Advance the unfinished trajectories lo..hi-1 by up to ``budget`` fixed steps each, one
+    after the other, on the chunk's record R and scratch S (mb: the model's buffer; mbc, SC: the
+    integrators' chart and scratch, the model's own for a model without couplers).  Chunks run
+    in parallel on Python threads (the kernel releases the GIL): a parallel-loop kernel of this
+    size took Numba a quarter of a minute more to compile."""
+    m, r, s, mc, sc = _chunk_views(mb, R, S, mbc, SC)
     for b in range(lo, hi):
-        if cr.status[b] != 0 or cr.done[b]:
-            continue
-        if par.kind == M_DOPRI:
-            advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)
-        else:
+        if cr.status[b] == 0 and not cr.done[b]:
             advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)
+
+
+@jit
+def run_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
+    """``run_fixed`` for Dormand-Prince: up to ``budget`` tries of a step each."""
+    m, r, s, mc, sc = _chunk_views(mb, R, S, mbc, SC)
+    for b in range(lo, hi):
+        if cr.status[b] == 0 and not cr.done[b]:
+            advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)

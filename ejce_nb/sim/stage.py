@@ -171,7 +171,7 @@ def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
     """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
     h = G^T rnea_full(q_full, v_full, Gdot v), M qdd = tau - h by Cholesky (``_chol_solve``);
     the statuses of ``forward_dynamics_crba``."""
-    full = True
+    full = np.bool_(True)  # not the literal True: a type of its own, another compile of each sweep
     G, T, Mf, Mr, hf, rhs = cp.G, cp.T, cp.Mf, cp.Mr, cp.hf, cp.rhs
     # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
     _expand(cp, q, v, cp.za, np.int64(2))
