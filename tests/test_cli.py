@@ -1,6 +1,7 @@
 """The command line as a new user meets it: help, model files with user joints, URDF options,
 arguments and extras checked before any work, an interrupted simulation, and the plots."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -83,6 +84,9 @@ def test_interrupted_simulation_says_so_and_keeps_what_it_computed(tmp_path, cap
     out = tmp_path / "i.npz"
     cli.main(["simulate", "arm7", "--t", "0.01", "--no-progress"])     # compile or load first
     capsys.readouterr()
+    # Ctrl-C as an interactive Python sees it: interrupt_main does nothing where the process
+    # (a test worker) ignores SIGINT or leaves it to the system
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(2.0, _thread.interrupt_main)
     timer.start()
     try:
@@ -90,8 +94,9 @@ def test_interrupted_simulation_says_so_and_keeps_what_it_computed(tmp_path, cap
                        "--no-progress"])
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
     cap = capsys.readouterr()
-    assert rc == 130
+    assert rc == 130, f"the interrupt was not seen (SIGINT handler before the test: {before!r})"
     assert "interrupted" in cap.err and "(stopped: interrupted)" in cap.out and "of 1000" in cap.out
     traj = ej.Trajectory.load(out)
     assert traj.status == ej.SimulationStatus.INTERRUPTED and 0 < traj.stop_time < 1000
