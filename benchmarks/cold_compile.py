@@ -32,7 +32,9 @@ steps = [("rnea", lambda: ej.rnea(m, q, v, a)),
          ("rnea batch", lambda: ej.rnea(m, Q, V, A)),
          ("aba batch", lambda: ej.aba(m, Q, V, A)),
          ("mass_matrix batch", lambda: ej.mass_matrix(m, Q)),
-         ("forward_kinematics batch", lambda: ej.forward_kinematics(m, Q, V, A))]
+         ("forward_kinematics batch", lambda: ej.forward_kinematics(m, Q, V, A)),
+         ("simulate rk4", lambda: ej.simulate(m, q, v, 0.05, 0.01, method="rk4", progress=False)),
+         ("simulate dopri5", lambda: ej.simulate(m, q, v, 0.05, 0.01, method="dopri5", progress=False))]
 steps += EXTRA
 only = ONLY
 for name, f in steps:

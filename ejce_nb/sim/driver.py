@@ -48,6 +48,7 @@ import time
 import numpy as np
 
 from ..algorithms import engine
+from ..algorithms.calls import paths
 from ..model import inputs, layout
 from ..model.couplers import coupled_chunks
 from .integrators import run_dopri, run_fixed
@@ -100,12 +101,15 @@ class _Progress:
 
 
 def sim_params(run):
-    """The ``SimParams`` record of a run (every number of a fixed type: no new compilation)."""
+    """The ``SimParams`` record of a run (every number of a fixed type: no new compilation; ``full``
+    None or True, as the kernel model's joint paths ask, like the one-state entries: a model whose
+    joints all have fast paths compiles none of the generic and user paths)."""
     tab = TABLEAUX[run.method]
     law = 0 if run.law is None else int(run.law.address)
     return SimParams(int(tab.kind), int(tab.stages), int(run.taumode), law, bool(run.passive), int(run.nsteps),
                      float(run.dt), float(run.tend), float(run.rtol), float(run.atol), float(run.hmax),
-                     float(run.emax), tab.A, tab.b, tab.c, DP_E, DP_P, run.RSTEP, run.TREC, run.TAU, run.LP, run.F)
+                     float(run.emax), tab.A, tab.b, tab.c, DP_E, DP_P, run.RSTEP, run.TREC, run.TAU, run.LP, run.F,
+                     paths(run.model.kernel_model()))
 
 
 class _Loop:

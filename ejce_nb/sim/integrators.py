@@ -54,14 +54,14 @@ def _fail_at(cr, b, code, joint, n, t, h, q, v):
 
 
 @jit
-def _record(m, r, s, cp, dof, cr, rec, b, k, q, v, t, n, h):
+def _record(m, r, s, cp, par, dof, cr, rec, b, k, q, v, t, n, h):
     """Record state k of trajectory b at time t; a total energy beyond its threshold stops it
     (after n steps, h the step size)."""
     for x in range(q.shape[0]):
         rec.q[k, b, x] = q[x]
     for x in range(v.shape[0]):
         rec.v[k, b, x] = v[x]
-    kin, pot = energies(m, r, s, cp, dof, q, v, t)
+    kin, pot = energies(m, r, s, cp, par, dof, q, v, t)
     rec.kinetic[k, b] = kin
     rec.potential[k, b] = pot
     e = kin + pot
@@ -84,11 +84,11 @@ def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
         if par.emax > 0.0:
             cr.emax[b] = par.emax
         else:
-            kin, pot = energies(m, r, s, cp, dof, q, v, t)
+            kin, pot = energies(m, r, s, cp, par, dof, q, v, t)
             cr.emax[b] = ENERGY_FACTOR * max(abs(kin), abs(pot), 1.0)
         cr.started[b] = True
         while nxt < par.trec.shape[0] and par.trec[nxt] == t:
-            _record(m, r, s, cp, dof, cr, rec, b, nxt, q, v, t, cr.step[b], h)
+            _record(m, r, s, cp, par, dof, cr, rec, b, nxt, q, v, t, cr.step[b], h)
             nxt += 1
     return nxt
 
@@ -231,7 +231,7 @@ def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
         _copy(qn, vn, q, v)
         n += 1
         if nxt < nrec and par.rstep[nxt] == n:
-            _record(m, r, s, cp, dof, cr, rec, b, nxt, q, v, n * dt, n, dt)
+            _record(m, r, s, cp, par, dof, cr, rec, b, nxt, q, v, n * dt, n, dt)
             nxt += 1
     _finish(cr, b, q, v, n, nxt, n == par.nsteps)
 
@@ -325,7 +325,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
             while nxt < nrec and trec[nxt] <= tn and cr.status[b] == 0:
                 tr = trec[nxt]
                 if tr == tn:
-                    _record(m, r, s, cp, dof, cr, rec, b, nxt, qn, vn, tr, n + 1, hh)
+                    _record(m, r, s, cp, par, dof, cr, rec, b, nxt, qn, vn, tr, n + 1, hh)
                 else:
                     # the continuous extension, into the trajectory's failed-state rows (free until then)
                     dense(mc, q, v, hh, (tr - t) / hh, par.p, KQ, KV, sc.dq, cr.fq[b], cr.fv[b])
@@ -334,7 +334,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
                     if code != 0:
                         _fail_at(cr, b, code, joint, n + 1, tr, hh, cr.fq[b], cr.fv[b])
                         break
-                    _record(m, r, s, cp, dof, cr, rec, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
+                    _record(m, r, s, cp, par, dof, cr, rec, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
                 nxt += 1
             fac = SAFETY * err ** (-ALPHA) * errold ** BETA
             fac = min(FACMAX, max(FACMIN, fac))

@@ -25,7 +25,8 @@ SimParams = namedtuple("SimParams", [
     "dt", "tend", "rtol", "atol", "hmax", "emax",                  # floats (emax 0: from the initial state)
     "A", "b", "c", "e", "p",                                       # the tableau, dopri5's error and extension
     "rstep", "trec",                                               # steps and times of the records
-    "tau", "law_params", "f_ext"])                                 # (rows, 1 or B, nv), (1 or B, np), wrenches
+    "tau", "law_params", "f_ext",                                  # (rows, 1 or B, nv), (1 or B, np), wrenches
+    "full"])                                                       # the joint paths compiled (``calls.paths``)
 
 DofTables = namedtuple("DofTables", [
     "damping", "stiffness", "spring_ref",     # (nv,)

@@ -83,12 +83,13 @@ def forces(sc, par, dof, q, v, t, row, prow):
     return -1
 
 
-def dynamics(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-    """qdd of one state into qdd; returns (status, joint)."""
+def dynamics(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+    """qdd of one state into qdd; returns (status, joint).  ``full``: the joint paths compiled
+    (``calls.paths`` of the kernel model: None where every joint has a fast path)."""
     raise NotImplementedError("compiled code only")
 
 
-def energy(cp, m, r, s, q, v, t):
+def energy(cp, m, r, s, q, v, t, full):
     """(T, V of gravity) of one state into s.e5[0:2]."""
     raise NotImplementedError("compiled code only")
 
@@ -111,39 +112,39 @@ def _closed_coupled(cp):
 
 
 @overload(dynamics)
-def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     if isinstance(cp, types.NoneType):
-        def plain(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-            return aba_state(m, r, s, q, v, tau, t, F, fb, np.bool_(True), qdd)
+        def plain(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+            return aba_state(m, r, s, q, v, tau, t, F, fb, full, qdd)
         return plain
     if _closed(cp):
-        def constrained(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+        def constrained(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
             return closed_accel(cp, m, r, s, q, v, tau, t, F, fb, qdd, -1.0)
         return constrained
 
-    def coupled(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
-        return coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd)
+    def coupled(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+        return coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd)
     return coupled
 
 
 @overload(energy)
-def _energy_impl(cp, m, r, s, q, v, t):
+def _energy_impl(cp, m, r, s, q, v, t, full):
     if isinstance(cp, types.NoneType) or (_closed(cp) and not _closed_coupled(cp)):
-        def plain(cp, m, r, s, q, v, t):
-            energy_state(m, r, s, q, v, t, np.int64(1), np.bool_(True), s.e5)
+        def plain(cp, m, r, s, q, v, t, full):
+            energy_state(m, r, s, q, v, t, np.int64(1), full, s.e5)
         return plain
     if _closed(cp):
-        def closed_coupled(cp, m, r, s, q, v, t):
+        def closed_coupled(cp, m, r, s, q, v, t, full):
             one = np.int64(1)
             cc = cp.cp
             _expand(cc, q, v, cc.za, one)
-            energy_state(m, r, s, cc.qf, cc.vf, t, one, np.bool_(True), s.e5)
+            energy_state(m, r, s, cc.qf, cc.vf, t, one, full, s.e5)
         return closed_coupled
 
-    def coupled(cp, m, r, s, q, v, t):
+    def coupled(cp, m, r, s, q, v, t, full):
         one = np.int64(1)
         _expand(cp, q, v, cp.za, one)
-        energy_state(m, r, s, cp.qf, cp.vf, t, one, np.bool_(True), s.e5)
+        energy_state(m, r, s, cp.qf, cp.vf, t, one, full, s.e5)
     return coupled
 
 
@@ -167,11 +168,10 @@ def _expand(cp, q, v, a, level):
 
 
 @jit
-def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, DOFJ, qdd):
+def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     """qdd of a model with couplers: M = G^T M_full G (``crba_checked`` on the expansion),
     h = G^T rnea_full(q_full, v_full, Gdot v), M qdd = tau - h by Cholesky (``_chol_solve``);
     the statuses of ``forward_dynamics_crba``."""
-    full = np.bool_(True)  # not the literal True: a type of its own, another compile of each sweep
     G, T, Mf, Mr, hf, rhs = cp.G, cp.T, cp.Mf, cp.Mr, cp.hf, cp.rhs
     # a_full = G 0 + Gdot v: the bias of the expansion's accelerations
     _expand(cp, q, v, cp.za, np.int64(2))
@@ -201,7 +201,7 @@ def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd):
     bad = forces(sc, par, dof, q, v, t, row, prow)
     if bad >= 0:
         return ST_TORQUE, dof.dof_joint[bad]
-    code, joint = dynamics(cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, dof.dof_joint, qdd)
+    code, joint = dynamics(cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, par.full, dof.dof_joint, qdd)
     if code == inputs.NEAR_SINGULAR:
         # near a lock the accelerations are computed (large, as the dynamics are there): go on;
         # at the lock itself the run stops
@@ -210,9 +210,9 @@ def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd):
 
 
 @jit
-def energies(m, r, s, cp, dof, q, v, t):
+def energies(m, r, s, cp, par, dof, q, v, t):
     """(T, V) of a state, V with the joint springs' 1/2 k (q - q_ref)^2."""
-    energy(cp, m, r, s, q, v, t)
+    energy(cp, m, r, s, q, v, t, par.full)
     pot = s.e5[1]
     STF, SREF, DOFQ = dof.stiffness, dof.spring_ref, dof.dof_coord
     for k in range(STF.shape[0]):
