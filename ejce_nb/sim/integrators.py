@@ -369,8 +369,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
 
 # ---------------------------------------------------------------------------- one chunk of a batch
 # One kernel per family of integrators, so that a run compiles the integrator it uses and no
-# other: each is its own compile of the whole stage (dynamics, projection, recording), and a
-# run of RK4 that also compiled Dormand-Prince waited about a quarter longer.
+# other (benchmarks/README.md: Dormand-Prince's loop alone compiles for about 16 s after RK4's).
 @jit(inline="always")
 def _chunk_views(mb, R, S, mbc, SC):
     return model_view(mb), record_view(mb, R, 0), scratch_view(mb, S, 0), model_view(mbc), scratch_view(mbc, SC, 0)
