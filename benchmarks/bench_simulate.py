@@ -107,7 +107,7 @@ def xml_refusal(n):
     import mujoco
     parts = ['<mujoco><worldbody>']
     for i in range(n):
-        parts.append(f'<body pos="0 0 -0.5"><inertial pos="0 0 -0.25" mass="1" diaginertia="1 1 1"/>'
+        parts.append('<body pos="0 0 -0.5"><inertial pos="0 0 -0.25" mass="1" diaginertia="1 1 1"/>'
                      '<joint type="hinge" axis="0 1 0"/>')
     parts += ["</body>"] * n + ["</worldbody></mujoco>"]
     try:
