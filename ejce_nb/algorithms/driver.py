@@ -357,34 +357,29 @@ def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, Q
 TO_STATES = -1
 
 
-def alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
-    """State b of a lane batch that its group could not take: evaluated alone (``alone`` True),
-    or (None) its slots asked for marked TO_STATES in ``status``, and nothing of the one-state
-    code compiled into the lane kernel."""
-    if alone is None:
-        _defer(TAU, QDD, P, b, status)
-    else:
-        evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
-                       QDD, None, None, None, None, None, status)
+def _alone(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+    evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
+                   QDD, None, None, None, None, None, status)
 
 
-@jit
-def _defer(TAU, QDD, P, b, status):
+def _defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
     if asked(TAU, P, K_RNEA):
         put_status(status, b, K_RNEA, TO_STATES, -1)
     if asked(QDD, P, K_ABA):
         put_status(status, b, K_ABA, TO_STATES, -1)
 
 
+def alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+    """State b of a lane batch that its group could not take: evaluated alone (``alone`` True),
+    or (None) its slots asked for marked TO_STATES in ``status``, and nothing of the one-state
+    code compiled into the lane kernel."""
+    # the Python path (NUMBA_DISABLE_JIT); the compiled one is the overload's
+    return (_defer if alone is None else _alone)(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status)
+
+
 @overload(alone_or_defer, inline="always")
 def _alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
-    if isinstance(alone, types.NoneType):
-        return lambda alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status: _defer(TAU, QDD, P, b, status)
-
-    def impl(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
-        evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
-                       QDD, None, None, None, None, None, status)
-    return impl
+    return _defer if isinstance(alone, types.NoneType) else _alone
 
 
 @jit
