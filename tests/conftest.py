@@ -34,7 +34,7 @@ requires_pinocchio = pytest.mark.skipif(
 # left the files of closed loops, which have few tests and compile for minutes, to the end of one
 # process while the other stood idle.  A kernel two files share is compiled by the file that runs
 # first and loaded from the cache by the later one.
-HEAVY_FIRST = ("test_loops.py", "test_loops_coupled.py", "test_simulate.py", "test_json.py", "test_derivatives.py",
+HEAVY_FIRST = ("test_loops.py", "test_simulate.py", "test_loops_coupled.py", "test_json.py", "test_derivatives.py",
                "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py", "test_couplers.py")
 
 

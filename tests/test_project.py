@@ -74,12 +74,13 @@ np.savez(sys.argv[1], **out)
 """
 
 
+# one kernel, among the smallest: one-state rnea of a model whose joints all have fast paths
 _SMALL_SCRIPT = r"""
 import sys, numpy as np, ejce_nb as ej
-from ejce_nb.models import random_tree, random_states
-model = random_tree(7, 11)
-Q, V, A = random_states(model, 23, np.random.default_rng(2))
-np.savez(sys.argv[1], tau=ej.rnea(model, Q, V, A))      # one kernel: each compiles for a minute
+from ejce_nb.models import load, random_states
+model = load("arm7")
+q, v, a = random_states(model, 1, np.random.default_rng(2))
+np.savez(sys.argv[1], tau=ej.rnea(model, q[0], v[0], a[0]))
 """
 
 
