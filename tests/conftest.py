@@ -33,9 +33,10 @@ requires_pinocchio = pytest.mark.skipif(
 # collected.  Most of the suite's time is compilation, and xdist's own order (by number of tests)
 # left the files of closed loops, which have few tests and compile for minutes, to the end of one
 # process while the other stood idle.  A kernel two files share is compiled by the file that runs
-# first and loaded from the cache by the later one; the two loop files, which need the same
-# one-state entries at once, go to the same process (the first and the third file go to one
-# process, the second and the fourth to the other), beside the simulation tests.
+# first and loaded from the cache by the later one.  The two loop files need the same one-state
+# entries at their start: the simulation tests start beside the first of them, and the second
+# goes to whichever process frees first, when those entries are in the cache (started together,
+# both processes compiled them at once).
 HEAVY_FIRST = ("test_loops.py", "test_simulate.py", "test_loops_coupled.py", "test_json.py", "test_derivatives.py",
                "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py", "test_couplers.py")
 
