@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .api import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
+from ..model.builder import ModelBuilder
 
 
 class ConstraintError(ValueError):
@@ -64,7 +65,6 @@ def closure_model(loop):
     key = repr(loop.joint.to_dict())
     m = _CLOSURE_MODELS.get(key)
     if m is None:
-        from ..model.builder import ModelBuilder
         b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
         b.add_body("closure", joint=loop.joint, mass=1.0, inertia=np.eye(3))
         m = _CLOSURE_MODELS[key] = b.build()
@@ -85,7 +85,6 @@ def closure_tree(model):
     that one call gives all their EJCE terms; made once per model."""
     ct = model.__dict__.get("_closure_tree")
     if ct is None:
-        from ..model.builder import ModelBuilder
         b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
         for k, L in enumerate(model.loops):
             b.add_body(f"closure_{k}", joint=L.joint, mass=1.0, inertia=np.eye(3))

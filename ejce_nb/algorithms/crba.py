@@ -16,6 +16,7 @@ from numba import prange
 from ..model import inputs
 from .._jit import jit, pjit
 from .kinematics import forward
+from ..model.layout import views
 from ..core.spatial import add21, ld21, ld3, ld6, ld9, rigid21, st21, sym_mul, sym_to_parent, xforce_T
 
 
@@ -24,6 +25,15 @@ def crba_state(m, r, s, q, t, full, M):
     """M of one state (the forward sweep to the joints, then ``crba_after``)."""
     forward(m, r, s, q, s.zv, s.zv, t, np.int64(0), np.bool_(False), full)
     crba_after(m, r, s, M)
+
+
+@jit
+def crba_one(mb, w, q, t, full, M):
+    """``crba_state`` of one state on the one-state workspace w: a mass matrix whose compile holds
+    the CRBA alone (``simulate`` computes the joint limits' stiffness from one; the public
+    ``mass_matrix`` entry compiles every other one-state quantity with it)."""
+    m, r, s = views(mb, w)
+    crba_state(m, r, s, q, t, full, M)
 
 
 @jit

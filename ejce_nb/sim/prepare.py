@@ -6,12 +6,14 @@ import os
 
 import numpy as np
 
+from ..algorithms import engine
+from ..algorithms.calls import paths
+from ..algorithms.crba import crba_one
 from ..algorithms.driver import NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
 from .tableaux import METHODS
-from ..algorithms.api import mass_matrix
 from ..model.model import Model
 
 # the joint limits' law (``limits=True``): MuJoCo's default solref, a time constant of 0.02 s and
@@ -125,6 +127,22 @@ def _memory_limit():
         return np.inf
 
 
+def neutral_mass(model):
+    """The mass matrix at the neutral configuration, as ``mass_matrix`` gives it (bit for bit:
+    the same CRBA; a model with couplers: G^T M_full G of its expansion), by ``crba_one``, which
+    compiles the CRBA alone."""
+    km, mim = inputs.kernel_model(model)
+    q = model.neutral()[None]
+    qk = np.ascontiguousarray(q if mim is None else mim.q(q))
+    M = np.empty((1, km.nv, km.nv))
+    w = engine.one_workspace(km)
+    try:
+        crba_one(km._mb, w, qk[0], 0.0, paths(km), M[0])
+    finally:
+        engine.release(km, w)
+    return (M if mim is None else mim.mass(M))[0]
+
+
 def _limit_table(model, limits, DOFQ):
     """(LIM (nv, 4), settings or None) of the joint limits' law: for each velocity variable
     whose coordinate has a finite limit, lower, upper, stiffness m / (tc zeta)^2 and damping
@@ -150,7 +168,7 @@ def _limit_table(model, limits, DOFQ):
     if not np.any(has):
         return LIM, None
     with np.errstate(all="ignore"):
-        M = np.asarray(mass_matrix(model, model.neutral()))
+        M = neutral_mass(model)
         Md = np.diag(M)
         try:
             app = 1.0 / np.diag(np.linalg.inv(M))
