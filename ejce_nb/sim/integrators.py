@@ -25,6 +25,10 @@ from .tableaux import ALPHA, BETA, EPS, FACMAX, FACMIN, M_SYMPLECTIC, SAFETY
 
 
 # ---------------------------------------------------------------------------- shared by both kinds
+# Inlined into each integrator: a compiled call between them passes the model, record and scratch
+# views (hundreds of array fields) across a call boundary, and compiling those boundaries cost a
+# first RK4 run about 7 s more than compiling the code twice costs a later Dormand-Prince run
+# (2-3 s).
 @jit(inline="always")
 def _copy(q, v, q_to, v_to):
     """q_to, v_to <- q, v."""
@@ -46,14 +50,14 @@ def _fail(cr, b, code, joint, n, t, h, e):
     cr.efail[b] = e
 
 
-@jit
+@jit(inline="always")
 def _fail_at(cr, b, code, joint, n, t, h, q, v):
     """``_fail``, keeping the state (q, v) where it happened (for the message)."""
     _copy(q, v, cr.fq[b], cr.fv[b])
     _fail(cr, b, code, joint, n, t, h, 0.0)
 
 
-@jit
+@jit(inline="always")
 def _record(m, r, s, cp, par, dof, cr, rec, b, k, q, v, t, n, h):
     """Record state k of trajectory b at time t; a total energy beyond its threshold stops it
     (after n steps, h the step size)."""
@@ -69,7 +73,7 @@ def _record(m, r, s, cp, par, dof, cr, rec, b, k, q, v, t, n, h):
         _fail(cr, b, ST_ENERGY, -1, n, t, h, e)
 
 
-@jit
+@jit(inline="always")
 def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
     """q, v <- the carried state of trajectory b; on its first segment also the state projected
     onto the constraints (``stage.project``), its energy threshold (unless one was given) and its
@@ -93,7 +97,7 @@ def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
     return nxt
 
 
-@jit
+@jit(inline="always")
 def _end_state(m, r, s, con, dof, q, v, t):
     """A step's end state (q, v) at t: projected onto the constraints (``stage.project``), then
     checked; returns (status, joint, whether the projection moved it)."""
