@@ -472,14 +472,42 @@ def test_limit_work_balances_the_energy():
     assert np.all(tq[inside] == 0.0) and np.all(tq[traj.q[:, 0] > 0.5] <= 0.0)
 
 
-def test_limits_and_interruption_of_a_mimic_model():
-    """Models with mimic joints: the same limit law and the same Ctrl-C."""
+def _limited_mimic():
     b = ej.ModelBuilder()
     b.add_body("a", joint=ej.joints.Revolute((0, 1, 0)), mass=1.0, com=(0.3, 0, 0), inertia=np.eye(3) * 0.01,
                q_lower=[-0.2], q_upper=[0.2])
     b.add_body("b", parent="a", joint=ej.joints.Revolute((0, 1, 0)), mass=0.1, inertia=np.eye(3) * 1e-3,
                placement=ej.Transform(translation=(0.5, 0, 0)), mimic=("a_joint", 0.5, 0.0))
-    model = b.build()
+    return b.build()
+
+
+def test_limit_law_uses_the_apparent_inertia_at_the_neutral_configuration():
+    """The limits' spring-damper (``simulate``'s docstring): stiffness m_k / (tc zeta)^2 and
+    damping 2 m_k / tc, m_k = 1 / (M^-1)_kk of ``mass_matrix`` at the neutral configuration (a
+    model with mimic joints: its own coordinates' M); the rows without limits hold nothing."""
+    arm, q0, qd0 = _limited_arm()
+    tc, zeta = 0.05, 0.7
+    for model, q, qd in ((arm, q0, qd0), (_limited_mimic(), [0.0], [0.0])):
+        traj = ej.simulate(model, q, qd, 0.002, 1e-3, limits=(tc, zeta))
+        LIM = np.array(traj.info["limit_table"])
+        M = ej.mass_matrix(model, model.neutral())
+        m = 1.0 / np.diag(np.linalg.inv(M))
+        has = np.isfinite(LIM[:, 0]) | np.isfinite(LIM[:, 1])
+        assert has.sum() == traj.info["limits"]["coordinates"] == model.nv
+        np.testing.assert_allclose(LIM[:, 2], m / (tc * zeta) ** 2, rtol=1e-14, atol=0)
+        np.testing.assert_allclose(LIM[:, 3], 2.0 * m / tc, rtol=1e-14, atol=0)
+    free = ej.ModelBuilder()
+    free.add_body("a", joint=ej.joints.Revolute((0, 1, 0)), mass=1.0, inertia=np.eye(3), q_lower=[-1.0])
+    free.add_body("b", parent="a", joint=ej.joints.Revolute((0, 1, 0)), mass=1.0, inertia=np.eye(3),
+                  placement=ej.Transform(translation=(0.5, 0, 0)))
+    LIM = np.array(ej.simulate(free.build(), [0.0, 0.0], [0.0, 0.0], 0.002, 1e-3).info["limit_table"])
+    assert LIM[0, 0] == -1.0 and LIM[0, 1] == np.inf and LIM[0, 2] > 0.0
+    assert LIM[1, 0] == -np.inf and LIM[1, 1] == np.inf and LIM[1, 2] == LIM[1, 3] == 0.0
+
+
+def test_limits_and_interruption_of_a_mimic_model():
+    """Models with mimic joints: the same limit law and the same Ctrl-C."""
+    model = _limited_mimic()
     traj = ej.simulate(model, [0.0], [0.0], 1.0, 1e-3)
     assert traj.info["limits"]["coordinates"] == 1
     assert 0.2 < np.abs(traj.q).max() < 0.3
