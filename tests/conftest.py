@@ -36,9 +36,12 @@ requires_pinocchio = pytest.mark.skipif(
 # first and loaded from the cache by the later one.  The two loop files need the same one-state
 # entries at their start: the simulation tests start beside the first of them, and the second
 # goes to whichever process frees first, when those entries are in the cache (started together,
-# both processes compiled them at once).
-HEAVY_FIRST = ("test_loops.py", "test_simulate.py", "test_loops_coupled.py", "test_json.py", "test_derivatives.py",
-               "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py", "test_couplers.py")
+# both processes compiled them at once).  Likewise ``test_engine.py`` goes early: left in collection
+# order it ran beside ``test_dynamics.py``, and both compiled ``aba``'s entry for models with
+# generic joints at once.
+HEAVY_FIRST = ("test_loops.py", "test_simulate.py", "test_loops_coupled.py", "test_json.py", "test_engine.py",
+               "test_derivatives.py", "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py",
+               "test_couplers.py")
 
 
 def pytest_collection_modifyitems(config, items):
