@@ -82,13 +82,15 @@ def test_lagrange_equations(model):
 
 
 def test_batch_equals_loop(model):
+    # 9 states expand on this thread, 70 in parallel chunks; a lone call expands its one state
     rng = np.random.default_rng(4)
-    Q, V, A = rng.uniform(-1, 1, (9, 2)), rng.normal(size=(9, 2)), rng.normal(size=(9, 2))
-    tau = ej.rnea(model, Q, V, A)
-    M = ej.mass_matrix(model, Q)
-    for k in range(9):
-        assert np.array_equal(tau[k], ej.rnea(model, Q[k], V[k], A[k]))
-        assert np.array_equal(M[k], ej.mass_matrix(model, Q[k]))
+    for n in (9, 70):
+        Q, V, A = rng.uniform(-1, 1, (n, 2)), rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+        tau = ej.rnea(model, Q, V, A)
+        M = ej.mass_matrix(model, Q)
+        for k in range(n):
+            assert np.array_equal(tau[k], ej.rnea(model, Q[k], V[k], A[k]))
+            assert np.array_equal(M[k], ej.mass_matrix(model, Q[k]))
 
 
 def test_simulate_conserves_energy():

@@ -12,7 +12,7 @@ G the Jacobian of phi (rows of the identity for the model's own coordinates, ``s
 for a dependent one).  The reduced dynamics follow by the principle of virtual work:
 ``tau = G^T tau_full(q_full, v_full, a_full)``, ``M = G^T M_full G``, ``h = G^T h_full(q_full,
 v_full, Gdot v)``, body Jacobians ``J_full G``.  phi, G and Gdot v come from the function on jets
-(value, rate, second rate along v, gradient) in one compiled pass over a batch (``expand_many``),
+(value, rate, second rate along v, gradient) in one compiled pass over a batch (``expand_rows``, ``expand_many``),
 exact to rounding.  A mimic joint is the linear case: ``f = multiplier * q_source + offset``.
 
 Rules (checked by ``check``): a dependent coordinate is a coordinate whose rate is its velocity
@@ -22,6 +22,7 @@ kind; its function does not depend on time.
 """
 from collections import namedtuple
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -112,7 +113,7 @@ def check(couplers, specs, joint_names):
 
 
 def tables(model, full):
-    """The integer and float tables of ``expand_many`` for a model with couplers and its
+    """The integer and float tables of ``expand_rows`` for a model with couplers and its
     expansion ``full``: (own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params)."""
     dep = {c.dependent for c in model.couplers}
     own_q, own_v = [], []
@@ -203,31 +204,24 @@ def gt_mul(G, X, out):
 
 
 @jit
-def _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
-                QF, VF, AF, G, QI, VI, b):
-    """``expand_state`` of state b of a batch (V and A may hold one row for every state)."""
-    bv = b if V.shape[0] > 1 else b - b     # (the same integer type as b: prange's index is unsigned)
-    ba = b if A.shape[0] > 1 else b - b
-    expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
-                 V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
+def expand_rows(tabs, Q, V, A, level, QF, VF, AF, G, QI, VI, lo, hi):
+    """``expand_state`` of states lo..hi-1 of a batch, on this thread (``tabs``: the coupler
+    tables, ``tables``; V and A may hold one row for every state; QI, VI: (B, MAX_IND) scratch)."""
+    own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params = tabs
+    for b in range(lo, hi):
+        bv = b if V.shape[0] > 1 else 0
+        ba = b if A.shape[0] > 1 else 0
+        expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q[b],
+                     V[bv], A[ba], level, QI[b], VI[b], QF[b], VF[bv], AF[ba], G[b])
 
 
 @pjit
-def expand_many(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
-                QF, VF, AF, G, QI, VI):
-    """``expand_state`` of every state of a batch, in parallel (QI, VI: (B, MAX_IND) scratch)."""
-    for b in prange(Q.shape[0]):
-        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
-                    QF, VF, AF, G, QI, VI, b)
-
-
-@jit
-def expand_loop(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
-                QF, VF, AF, G, QI, VI):
-    """``expand_many`` on one thread (a few states: no thread pool to wake)."""
-    for b in range(Q.shape[0]):
-        _expand_one(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, params, Q, V, A, level,
-                    QF, VF, AF, G, QI, VI, b)
+def expand_many(tabs, Q, V, A, level, QF, VF, AF, G, QI, VI, nchunk):
+    """``expand_rows`` of a batch in nchunk chunks of states, in parallel."""
+    n = Q.shape[0]
+    for c in prange(nchunk):
+        k = np.int64(c)
+        expand_rows(tabs, Q, V, A, level, QF, VF, AF, G, QI, VI, k * n // nchunk, (k + 1) * n // nchunk)
 
 
 class Coupling:
@@ -258,9 +252,13 @@ class Coupling:
         self.G = np.empty((n, full.nv, self.model.nv))
         V = np.ascontiguousarray(v2, dtype=np.float64) if level >= 1 else np.zeros((1, self.model.nv))
         A = np.ascontiguousarray(a2, dtype=np.float64) if level >= 2 else np.zeros((1, self.model.nv))
-        run = expand_many if n >= 64 else expand_loop
-        run(*self.tabs, np.ascontiguousarray(q2, dtype=np.float64), V, A, level, QF, VF, AF, self.G,
-                    np.empty((n, MAX_IND)), np.empty((n, MAX_IND)))
+        args = (self.tabs, np.ascontiguousarray(q2, dtype=np.float64), V, A, level, QF, VF, AF, self.G,
+                np.empty((n, MAX_IND)), np.empty((n, MAX_IND)))
+        if n >= 64:
+            expand_many(*args, 4 * numba.get_num_threads())
+        else:
+            # a few states: no thread pool to wake
+            expand_rows(*args, 0, n)
         return QF, (VF if level >= 1 else None), (AF if level >= 2 else None)
 
     def q(self, q2):
