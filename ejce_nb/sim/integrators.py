@@ -111,6 +111,16 @@ def _end_state(m, r, s, con, dof, q, v, t):
 
 
 @jit(inline="always")
+def _views(mb, R, S, mbc, SC):
+    """The model, record and scratch views of a chunk's buffers, and the integrators' chart and
+    scratch.  The integrators and ``stages`` build them from the buffers they are handed: views
+    handed across a call cross it as hundreds of array fields, boundaries whose compiling cost a
+    first RK4 run about 4 s and a Dormand-Prince run about 3 s.  (``stage.accel``, called at
+    every stage, is still handed the views: building them there compiled longer.)"""
+    return model_view(mb), record_view(mb, R, 0), scratch_view(mb, S, 0), model_view(mbc), scratch_view(mbc, SC, 0)
+
+
+@jit(inline="always")
 def _finish(cr, b, q, v, n, nxt, done):
     """Hand trajectory b's state to the next segment."""
     _copy(q, v, cr.q[b], cr.v[b])
@@ -164,10 +174,11 @@ def _weighted(W, KQ, KV, k):
 
 
 @jit
-def stages(m, mc, r, s, sc, cp, par, dof, q, v, t, h, first, row, prow, fb):
+def stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, h, first, row, prow, fb):
     """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates sc.KQ[j],
-    accelerations sc.KV[j]; the last stage's state stays in sc.qx, sc.vx.  Returns (status, joint,
-    the time of the stage that failed)."""
+    accelerations sc.KV[j]; the last stage's state stays in sc.qx, sc.vx (on the chunk's buffers,
+    ``_views``).  Returns (status, joint, the time of the stage that failed)."""
+    m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
     nv = v.shape[0]
     A = par.A
     KQ = sc.KQ
@@ -197,8 +208,10 @@ def stages(m, mc, r, s, sc, cp, par, dof, q, v, t, h, first, row, prow, fb):
 
 # ---------------------------------------------------------------------------- fixed step
 @jit
-def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
-    """Up to ``budget`` fixed steps of trajectory b from its carried state."""
+def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
+    """Up to ``budget`` fixed steps of trajectory b from its carried state, on the chunk's
+    buffers (``run_fixed``)."""
+    m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
     dt = par.dt
     ns = par.stages
     n = cr.step[b]
@@ -222,7 +235,7 @@ def advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
                 dq[k] = dt * x
             retract(mc, q, dq, qn)
         else:
-            code, joint, ts = stages(m, mc, r, s, sc, cp, par, dof, q, v, t, dt, ns - ns, row, prow, fb)
+            code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, dt, ns - ns, row, prow, fb)
             if code != 0:
                 _fail_at(cr, b, code, joint, n, ts, dt, sc.qx, sc.vx)
                 break
@@ -277,8 +290,10 @@ def _poly(P, j, t1, t2, t3, t4):
 
 
 @jit
-def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
-    """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state."""
+def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
+    """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state, on
+    the chunk's buffers (``run_dopri``)."""
+    m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
     t, h, errold, n = cr.t[b], cr.h[b], cr.errold[b], cr.step[b]
     q, v, qn, vn, KQ, KV = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV
     nxt = _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h)
@@ -314,7 +329,7 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
         if not hh > 16.0 * EPS * max(abs(t), tend):
             _fail(cr, b, ST_UNDERFLOW, -1, n, t, hh, 0.0)
             break
-        code, joint, ts = stages(m, mc, r, s, sc, cp, par, dof, q, v, t, hh, par.stages - 6, row, prow, fb)
+        code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, hh, par.stages - 6, row, prow, fb)
         cr.nfev[b] += 6
         if code != 0:
             _fail_at(cr, b, code, joint, n, ts, hh, sc.qx, sc.vx)
@@ -374,11 +389,6 @@ def advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget):
 # ---------------------------------------------------------------------------- one chunk of a batch
 # One kernel per family of integrators, so that a run compiles the integrator it uses and no
 # other (benchmarks/README.md: Dormand-Prince's loop alone compiles for about 16 s after RK4's).
-@jit(inline="always")
-def _chunk_views(mb, R, S, mbc, SC):
-    return model_view(mb), record_view(mb, R, 0), scratch_view(mb, S, 0), model_view(mbc), scratch_view(mbc, SC, 0)
-
-
 @jit
 def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
     """Advance the unfinished trajectories lo..hi-1 by up to ``budget`` fixed steps each, one
@@ -386,16 +396,14 @@ def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
     integrators' chart and scratch, the model's own for a model without couplers).  Chunks run
     in parallel on Python threads (the kernel releases the GIL): a parallel-loop kernel of this
     size took Numba a quarter of a minute more to compile."""
-    m, r, s, mc, sc = _chunk_views(mb, R, S, mbc, SC)
     for b in range(lo, hi):
         if cr.status[b] == 0 and not cr.done[b]:
-            advance_fixed(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)
+            advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget)
 
 
 @jit
 def run_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
     """``run_fixed`` for Dormand-Prince: up to ``budget`` tries of a step each."""
-    m, r, s, mc, sc = _chunk_views(mb, R, S, mbc, SC)
     for b in range(lo, hi):
         if cr.status[b] == 0 and not cr.done[b]:
-            advance_dopri(m, mc, r, s, sc, cp, con, par, dof, cr, rec, b, budget)
+            advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget)
