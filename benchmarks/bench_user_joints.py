@@ -6,7 +6,7 @@ compiled rnea and aba kernels on 100-body chains, one state, one thread.
 The user joints are poses written with ``ej.jmath`` (a revolute joint about an oblique axis and a
 Z-Y-X spherical joint); the library evaluates them on jets through their compiled wrapper, the
 built-ins through their own paths.  "user/built-in" is the ratio of the times per degree of
-freedom (the issue's bound: within 2).  Both sides are checked to agree on the timed state.
+freedom (the bound: within 2).  Both sides are checked to agree on the timed state.
 """
 import argparse
 import os

@@ -11,7 +11,6 @@ model: they follow from the tree's pose (``algorithms.closures``, ``algorithms.c
 import numpy as np
 
 from ..core.joints import specs as _specs
-from ..core.transform import Transform
 from ..errors import ModelError
 
 
