@@ -12,8 +12,9 @@ G the Jacobian of phi (rows of the identity for the model's own coordinates, ``s
 for a dependent one).  The reduced dynamics follow by the principle of virtual work:
 ``tau = G^T tau_full(q_full, v_full, a_full)``, ``M = G^T M_full G``, ``h = G^T h_full(q_full,
 v_full, Gdot v)``, body Jacobians ``J_full G``.  phi, G and Gdot v come from the function on jets
-(value, rate, second rate along v, gradient) in one compiled pass over a batch (``expand_rows``, ``expand_many``),
-exact to rounding.  A mimic joint is the linear case: ``f = multiplier * q_source + offset``.
+(value, rate, second rate along v, gradient) in one compiled pass over a batch (``expand_rows``;
+``expand_many`` in parallel), exact to rounding.  A mimic joint is the linear case:
+``f = multiplier * q_source + offset``.
 
 Rules (checked by ``check``): a dependent coordinate is a coordinate whose rate is its velocity
 variable (no unit quaternion), it is no coupler's independent coordinate and no other coupler's
