@@ -307,7 +307,7 @@ def test_results_into_the_callers_arrays():
             assert all(r is o for r, o in zip(res, out)) and status[3] == int(ej.Status.NONFINITE_INPUT)
             assert np.isnan(out[0][3]).all() and np.array_equal(out[0][4], ref[0][4])
     Q, V, A = (np.zeros((n, 7)) for _ in range(3))
-    good = tuple(np.empty((n, 7, 7)) for _ in range(3))
+    good = tuple(np.zeros((n, 7, 7)) for _ in range(3))
     with pytest.raises(ValueError, match=r"dtau_dv must be .*\(40, 7, 7\), got float64 \(40, 7, 6\)"):
         ej.rnea_derivatives(arm, Q, V, A, out=(good[0], np.empty((n, 7, 6)), good[2]))
     with pytest.raises(ValueError, match=r"Minv must be .*C-ordered.*not C-ordered"):
