@@ -162,6 +162,11 @@ def pjit(*args, **kwargs):
     return jit(*args, **kwargs)
 
 
+def n_chunks(B):
+    """Chunks of a batch of B states: a few per thread for balance, never more than B."""
+    return max(1, min(B, 4 * numba.get_num_threads()))
+
+
 def entry(fn):
     """A single-state kernel entry of a public function.
 

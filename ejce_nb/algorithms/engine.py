@@ -15,13 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from .._jit import callees_first, remember_callees
+from .._jit import callees_first, n_chunks, remember_callees
 from ..model import layout
-
-
-def n_chunks(B):
-    """Chunks of a batch of B states: a few per thread for balance, never more than B."""
-    return max(1, min(B, 4 * numba.get_num_threads()))
 
 
 _POOLS = {}

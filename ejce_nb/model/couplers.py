@@ -23,11 +23,10 @@ kind; its function does not depend on time.
 """
 from collections import namedtuple
 
-import numba
 import numpy as np
 from numba import prange
 
-from .._jit import jit, pjit
+from .._jit import jit, n_chunks, pjit
 from ..errors import ModelError
 from ..core.joints import codes as C
 from ..core.joints import fn as _fn
@@ -256,7 +255,7 @@ class Coupling:
         args = (self.tabs, np.ascontiguousarray(q2, dtype=np.float64), V, A, level, QF, VF, AF, self.G,
                 np.empty((n, MAX_IND)), np.empty((n, MAX_IND)))
         if n >= 64:
-            expand_many(*args, 4 * numba.get_num_threads())
+            expand_many(*args, n_chunks(n))
         else:
             # a few states: no thread pool to wake
             expand_rows(*args, 0, n)
