@@ -36,3 +36,10 @@ from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform
 _sys.modules[__name__ + ".joints"] = joints
 _sys.modules[__name__ + ".joints.fn"] = fn
 _sys.modules[__name__ + ".models"] = models
+
+
+def view(model, traj=None, **options):
+    """Show a model (and a trajectory) in 3-D in the browser: ``ejce_nb.view.view`` (needs the
+    ``view`` extra, Viser, imported only here)."""
+    from .view import view as _view
+    return _view(model, traj, **options)

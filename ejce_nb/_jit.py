@@ -5,9 +5,14 @@ another module (nor a new version of this package), so the cache lives in a dire
 hash of the package's sources and Numba's version: any change gives a fresh cache, an unchanged
 package starts warm.  The directory is ``$XDG_CACHE_HOME/ejce_nb/<hash>`` (``~/.cache`` by default,
 the system's temporary directory when that is not writable), or ``$NUMBA_CACHE_DIR/ejce_nb/<hash>``
-when Numba's own switch is set.  Beside Numba's files it holds ``callees/``: for a kernel declared
-with ``load_after``, the signatures its callees were compiled for, so that a later process loads
-their own code before the kernel (``callees_first``).
+when Numba's own switch is set (``CACHE_DIR``).  Inside it each kernel is found by its module's
+path within the package (``PackageCacheLocator``, through Numba's ``CACHE_LOCATOR_CLASSES``), and
+Numba stamps each source file by its content: so the cache does not depend on where the package
+is installed, and one cache serves a second virtual environment of the same version, a copied
+image or the workers of a cluster (``ejce-nb compile`` fills it; ``cache_files`` and
+``install_cache_files`` carry it to another machine).  Beside Numba's files it holds ``callees/``:
+for a kernel declared with ``load_after``, the signatures its callees were compiled for, so that a
+later process loads their own code before the kernel (``callees_first``).
 
 Every compilation of one of the package's kernels is announced once, before it starts, with
 what it compiles, and again when it ends (with its duration): on the logger ``ejce_nb`` (level
@@ -17,6 +22,7 @@ announced (it takes a fraction of a second to a few seconds).
 Environment switches:
   EJCE_NB_CACHE=0      compile in memory only (no on-disk cache)
   EJCE_NB_QUIET=1      no compile announcements on standard error (the logger still gets them)
+  EJCE_NB_COMPILE_LOG=FILE  append a line per compiled kernel to FILE: seconds, kernel, process
   NUMBA_CACHE_DIR=...  the root of the cache (Numba's own switch)
 """
 import hashlib
@@ -31,6 +37,7 @@ import warnings
 
 import numba
 from numba.core import event as _event
+from numba.core.caching import UserProvidedCacheLocator
 from numba.core.errors import NumbaIRAssumptionWarning
 
 # Numba's internal check of its own IR ("please report") fires on some of the package's inlined
@@ -38,6 +45,7 @@ from numba.core.errors import NumbaIRAssumptionWarning
 warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning, module=r".*[/\\]ejce_nb[/\\]")
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
+_PKG_REAL = os.path.realpath(_PKG)
 
 
 def _source_hash():
@@ -71,13 +79,39 @@ def _cache_root():
     return None
 
 
+class PackageCacheLocator(UserProvidedCacheLocator):
+    """Numba's cache locator for this package's kernels: the cache directory ``CACHE_DIR``, then the
+    kernel's module path within the package (``core/spatial.py`` -> ``CACHE_DIR/core``), whatever
+    folder the package is installed in; None for any other function (Numba's own locators serve
+    those, as before)."""
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        rel = os.path.relpath(os.path.dirname(os.path.realpath(py_file)), _PKG_REAL)
+        self._cache_path = os.path.join(CACHE_DIR, "" if rel == "." else rel)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not CACHE or not os.path.realpath(py_file).startswith(_PKG_REAL + os.sep) or not os.path.exists(py_file):
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None
+        return self
+
+
 CACHE = os.environ.get("EJCE_NB_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
-if CACHE:
-    _root = _cache_root()
-    if _root is None:
-        CACHE = False
-    else:
-        numba.config.CACHE_DIR = _root
+CACHE_DIR = _cache_root() if CACHE else None
+if CACHE_DIR is None:
+    CACHE = False
+else:
+    # this package's locator first, then the ones Numba would use anyway (the user's own list, or
+    # Numba's defaults): functions outside the package are cached where they always were
+    _others = numba.config.CACHE_LOCATOR_CLASSES or ("UserProvidedCacheLocator,InTreeCacheLocator,"
+                                                    "UserWideCacheLocator,IPythonCacheLocator,ZipCacheLocator")
+    numba.config.CACHE_LOCATOR_CLASSES = f"{__name__}.PackageCacheLocator,{_others}"
 
 
 def cache_is_cold():
@@ -85,7 +119,7 @@ def cache_is_cold():
     first run compiles them: minutes), or when there is no on-disk cache."""
     if not CACHE:
         return True
-    root = numba.config.CACHE_DIR
+    root = CACHE_DIR
     return not any(name.endswith(".nbi") for _, _, files in os.walk(root) for name in files)
 
 
@@ -200,7 +234,7 @@ def call(d, *args):
 # ---------------------------------------------------------------------------- callees before callers
 def _callee_file(d):
     f = d.py_func
-    return os.path.join(numba.config.CACHE_DIR, "callees", f"{f.__module__}.{f.__qualname__}.pkl")
+    return os.path.join(CACHE_DIR, "callees", f"{f.__module__}.{f.__qualname__}.pkl")
 
 
 def callees_first(d):
@@ -337,10 +371,23 @@ class _CompileAnnouncer(_event.Listener):
             dt = time.perf_counter() - t0
             _COMPILE_TIME[0] += dt
             log.info(f"compiled {getattr(f, '__name__', d)} in {dt:.1f} s")
+            _record(f"{dt:.2f}\t{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', d)}\t{os.getpid()}")
 
 
 ANNOUNCER = _CompileAnnouncer()
 _event.register("numba:compile", ANNOUNCER)
+
+
+def _record(line):
+    """Append ``line`` to the file EJCE_NB_COMPILE_LOG names, if any: one line per compiled kernel
+    (seconds, kernel, process), to see where a program's compile time goes."""
+    path = os.environ.get("EJCE_NB_COMPILE_LOG")
+    if path:
+        try:
+            with open(path, "a") as fh:
+                fh.write(line + "\n")
+        except OSError:
+            pass
 
 
 def compile_seconds():
@@ -349,3 +396,48 @@ def compile_seconds():
 
 
 _COMPILE_TIME = [0.0]
+
+
+# ---------------------------------------------------------------------------- carrying the cache
+def cache_files():
+    """{path within ``CACHE_DIR``: bytes} of every file of this package's on-disk cache ({} without
+    one): what ``install_cache_files`` writes into another process's cache (a Dask worker's,
+    a copied image's)."""
+    files = {}
+    if not CACHE:
+        return files
+    for root, _, names in os.walk(CACHE_DIR):
+        for name in names:
+            if name.endswith((".nbi", ".nbc", ".pkl")):
+                path = os.path.join(root, name)
+                try:
+                    with open(path, "rb") as fh:
+                        files[os.path.relpath(path, CACHE_DIR)] = fh.read()
+                except OSError:
+                    continue
+    return files
+
+
+def install_cache_files(files):
+    """Write ``files`` (from ``cache_files`` of a process running the same package and Numba) into
+    this process's cache where it lacks them; each file appears whole or not at all.  Returns
+    the number written.  A kernel already compiled or loaded in this process is not affected;
+    the others load from these files when first called.  Entries made for another kind of CPU
+    are never used there: Numba keys each entry by the machine it was compiled for."""
+    if not CACHE:
+        return 0
+    n = 0
+    for rel, data in files.items():
+        path = os.path.normpath(os.path.join(CACHE_DIR, rel))
+        if not path.startswith(os.path.normpath(CACHE_DIR) + os.sep) or os.path.exists(path):
+            continue
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+            n += 1
+        except OSError:
+            continue
+    return n

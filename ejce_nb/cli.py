@@ -7,6 +7,8 @@
                               Monte Carlo sweep into a store (resumable; see ej.sweep)
   ejce-nb report DIR          summary table of a sweep, and a plot of histograms and workspace
   ejce-nb simulate MODEL      integrate the dynamics from rest (or --q0 / --qd0): summary, file, plot
+  ejce-nb compile [MODEL...]  compile the kernels models need into the on-disk cache (--all: every function)
+  ejce-nb view MODEL          show a model (and a trajectory, --traj FILE) in 3-D in the browser
 
 Every command that loads a model takes ``--joints FILE.py`` (a Python file that defines and
 registers user joints, e.g. examples/user_joints.py for data/scapula.json) and, for URDF files,
@@ -24,7 +26,8 @@ from ._jit import cache_is_cold, compile_elsewhere
 from .algorithms.api import aba, rnea
 from .core import joints
 from .core.euler import euler_rate_matrix
-from .io.zoo import load, random_states
+from .io.zoo import SHIPPED, load, random_states
+from .precompile import BASIC, FUNCTIONS, precompile
 from .sim.animate import writer_for
 from .sim.driver import simulate
 from .sim.plot import require_matplotlib
@@ -125,19 +128,18 @@ def bench(model, batch=100_000, repeats=3, threads=None, out=None):
 
 
 def dynamics_elsewhere(args, batch=8):
-    """The calls of ``dynamics_demo`` after its one-state ``rnea`` (``rnea`` and ``aba`` on a
-    batch, one-state ``aba``) on the model of ``args``: run by ``compile_elsewhere`` in a second
-    process, which compiles their kernels while the first compiles the others."""
+    """The batch calls of ``dynamics_demo`` (``rnea`` and ``aba`` on a batch) on the model of
+    ``args``: run by ``compile_elsewhere`` in a second process, which compiles their kernels while
+    the first compiles the others (about half the compiling each)."""
     model = load_model(args)
     q, qd, qdd = random_states(model, batch, 1)
     aba(model, q, qd, rnea(model, q, qd, qdd))
-    aba(model, q[0], qd[0], qdd[0])
 
 
 def dynamics_demo(model, batch=20_000, out=None, compiled=None):
     """rnea and aba on one state and on a batch: time per call, states per second, and
     aba(rnea(qdd)) = qdd.  Returns the largest relative error.  ``compiled``: called before the
-    first aba (the wait for ``dynamics_elsewhere`` in a second process)."""
+    first batch (the wait for ``dynamics_elsewhere`` in a second process)."""
     import numba
 
     out = out or sys.stdout
@@ -149,13 +151,13 @@ def dynamics_demo(model, batch=20_000, out=None, compiled=None):
     for j in range(k):
         rnea(model, *one[j & 1])
     t_r = (time.perf_counter() - t0) / k
-    if compiled is not None:
-        compiled()
     aba(model, one[0][0], one[0][1], tau1[0])
     t0 = time.perf_counter()
     for j in range(k):
         aba(model, one[j & 1][0], one[j & 1][1], tau1[j & 1])
     t_a = (time.perf_counter() - t0) / k
+    if compiled is not None:
+        compiled()
     tau = rnea(model, q, qd, qdd)
     err = float(np.abs(aba(model, q, qd, tau) - qdd).max() / max(1.0, np.abs(qdd).max()))
     t0 = time.perf_counter()
@@ -371,6 +373,24 @@ def simulate_command(args, out=None, err=None):
     return status
 
 
+def compile_command(args, out=None):
+    """``ejce-nb compile``: the kernels of the models named (default: every shipped model) into
+    the on-disk cache; exit 1 where a function failed on a model."""
+    from .io.zoo import SHIPPED
+
+    if args.functions:
+        functions = tuple(f.strip() for f in args.functions.split(",") if f.strip())
+        bad = [f for f in functions if f not in FUNCTIONS]
+        if bad:
+            raise ValueError(f"--functions: unknown {', '.join(map(repr, bad))}; expected some of {', '.join(FUNCTIONS)}")
+    else:
+        functions = FUNCTIONS if args.all else BASIC
+    specs = [(m, tuple(args.joints or ()), args.floating_base) for m in (args.models or list(SHIPPED))]
+    for spec in specs:      # a model that does not load is an argument error, before any process starts
+        load_model(argparse.Namespace(model=spec[0], joints=list(spec[1]), floating_base=spec[2]))
+    return 1 if precompile(specs, functions, args.processes, out=out) else 0
+
+
 def _positive_float(text):
     return _number(text, "a positive number", lambda x: x > 0 and x < float("inf"))
 
@@ -419,6 +439,20 @@ def main(argv=None):
     p_report.add_argument("--plot", default=None, help="figure to write (default DIR.report.png)")
     p_report.add_argument("--no-plot", action="store_true", help="only the table")
     p_report.add_argument("--bins", type=_count, default=50)
+    p_comp = sub.add_parser("compile", parents=[model_opts],
+                            help="compile the kernels that models need into the on-disk cache, in parallel processes",
+                            description="Compile the kernels that the models need into the on-disk cache (for "
+                            "Docker images, clusters, CI): one state and a batch of each function, once per kind of "
+                            "model, shared out between processes. Later runs of the same version load them.")
+    p_comp.add_argument("models", nargs="*", metavar="MODEL",
+                        help="shipped model names or .json, .urdf, .xml (MJCF), .osim files (default: the shipped "
+                             "models " + ", ".join(SHIPPED) + ")")
+    p_comp.add_argument("--all", action="store_true",
+                        help="every function (joint terms, body Jacobians, energies, derivatives, simulate, "
+                             "constrained dynamics), not only rnea, aba, mass_matrix and forward_kinematics")
+    p_comp.add_argument("--functions", default=None,
+                        help="comma-separated functions to compile instead (of: " + ", ".join(FUNCTIONS) + ")")
+    p_comp.add_argument("--processes", type=_count, default=None, help="processes (default: one per CPU)")
     p_sim = sub.add_parser("simulate", parents=[model_opts], help="integrate the dynamics of a model",
                            description="Integrate a model's forward dynamics from its neutral configuration at "
                            "rest (or --q0 / --qd0); print steps/s and the energy drift; write the trajectory "
@@ -446,6 +480,8 @@ def main(argv=None):
     p_sim.add_argument("--fps", type=_positive_float, default=30.0, help="frames per second of --animate (default 30)")
     p_sim.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sim.add_argument("--threads", type=_count, default=None)
+    from .view import add_parser as add_view_parser, view_command
+    add_view_parser(sub, parents=[model_opts])
     args = parser.parse_args(argv)
 
     try:
@@ -455,6 +491,8 @@ def main(argv=None):
         if args.cmd not in ("info", "report") and cache_is_cold():
             print("ejce-nb: first run of this version: the kernels this command needs are compiled now (each is "
                   "announced; minutes on a small machine) and cached for later runs", file=sys.stderr, flush=True)
+        if args.cmd == "view":
+            return view_command(args)
         if args.cmd == "bench":
             bench(load_model(args), batch=args.batch, threads=args.threads)
             return 0
@@ -464,11 +502,12 @@ def main(argv=None):
             return run_report(args)
         if args.cmd == "simulate":
             return simulate_command(args)
+        if args.cmd == "compile":
+            return compile_command(args)
         if args.cmd is None:
             args = parser.parse_args(["demo"] + list(sys.argv[1:] if argv is None else argv))
         model = load_model(args)
-        # on a cold cache, the kernels of aba and of the dynamics batches compile in a second
-        # process meanwhile
+        # on a cold cache, the kernels of the dynamics batches compile in a second process meanwhile
         compiled = compile_elsewhere(dynamics_elsewhere, args)
         worst = paper_example()
         print()

@@ -203,11 +203,11 @@ def test_the_demo_compiles_its_batches_in_a_second_process_on_a_cold_cache_only(
     """``compile_elsewhere`` (the demo's second process) runs its function in another process
     where the on-disk cache is cold and there are two CPUs, and nothing where the cache is warm
     or there is one CPU."""
-    import numba
+    from ejce_nb import _jit
     from ejce_nb._jit import compile_elsewhere
 
     cache = tmp_path / "cache"
-    monkeypatch.setattr(numba.config, "CACHE_DIR", str(cache))
+    monkeypatch.setattr(_jit, "CACHE_DIR", str(cache))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     compile_elsewhere(os.mkdir, str(tmp_path / "cold"))()
     assert (tmp_path / "cold").is_dir()

@@ -202,9 +202,14 @@ def test_batch_data_keeps_one_record_per_state(model):
 # ---------------------------------------------------------------------------- the fast path
 def test_any_array_like_gives_the_results_of_float_arrays(model):
     """The fast path of a single call takes float64 C-contiguous writeable arrays as they are;
-    everything else goes through the input layer and gives the same result."""
+    everything else goes through the input layer, which makes them such arrays: the same result,
+    and nothing compiled again for a list, a read-only view, a strided slice or float32."""
+    from ejce_nb._jit import compile_seconds
     q, qd, qdd = (x[0] for x in _states(model, 1, 4))
     ref = ej.rnea(model, q, qd, qdd)
+    ej.aba(model, q, qd, ref)
+    ej.forward_kinematics(model, q, qd, qdd)
+    compiled = compile_seconds()
     ro = q.copy()
     ro.flags.writeable = False
     strided = np.repeat(q, 2)[::2]
@@ -217,6 +222,7 @@ def test_any_array_like_gives_the_results_of_float_arrays(model):
                                   ej.forward_kinematics(model, q, qd, qdd).a)
     np.testing.assert_array_equal(ej.rnea(model, q, qd, qdd, t=np.float64(0.0)), ref)
     np.testing.assert_array_equal(ej.rnea(model, q, qd, qdd, t=0), ref)
+    assert compile_seconds() == compiled, "an array-like input compiled a kernel a second time"
 
 
 # ---------------------------------------------------------------------------- batches

@@ -506,9 +506,10 @@ def test_mutated_documents_load_or_are_refused_as_classified():
 
 
 def test_documented_example_loads():
-    """The complete example of the README's JSON section is a valid model, as described there."""
+    """The complete example of the JSON section of the models guide is a valid model, as described
+    there."""
     from pathlib import Path
-    doc = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "guide" / "models.md").read_text()
     text = re.search(r"```json\n(.*?)```", doc, re.S).group(1)
     m = ej.Model.from_json(text)
     assert (m.nq, m.nv) == (2, 2) and m.rheonomic and m.has_mimic

@@ -257,6 +257,19 @@ def test_every_method_stays_on_the_constraints(planar, method):
     assert tr.info["method"] == method and np.all(np.isfinite(tr.q))
 
 
+def test_a_list_or_a_read_only_array_compiles_nothing_more(planar):
+    """The input layer hands the closure kernel writeable C-contiguous float64 arrays, whatever
+    the caller passes (a list, a broadcast or read-only view): one compiled signature."""
+    from ejce_nb._jit import compile_seconds
+    q = ej.assemble(planar, [0.3, 0.5, 1.6])
+    ref = ej.constrained_dynamics(planar, q, np.zeros(3), np.zeros(3), redundant="lstsq")
+    compiled = compile_seconds()
+    ro = np.broadcast_to(np.zeros(3), (3,))
+    r = ej.constrained_dynamics(planar, list(q), ro, [0.0, 0.0, 0.0], redundant="lstsq")
+    assert compile_seconds() == compiled
+    np.testing.assert_array_equal(r.qdd, ref.qdd)
+
+
 def test_batch_equals_loop_bitwise(planar):
     qa = ej.assemble(planar, np.array([0.3, 1.0, 1.5]), fixed=[0])
     qb = ej.assemble(planar, np.array([1.3, 0.5, 1.9]), fixed=[0])

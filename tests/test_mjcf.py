@@ -372,6 +372,168 @@ def test_nonlinear_joint_equality_is_an_exact_coupler():
         assert rel(ej.aba(model, q, qd, tau), qdd) < RTOL
 
 
+# every kind of joint equality at once: nonlinear and linear couplings of joints in bodies with
+# several joints, a chain of three couplings (k4 -> k3 -> k2 -> k1), a joint fixed by an equality
+# without joint2 (lk), armature on every joint (the coupled ones' acting through the coupling)
+EVERY_EQUALITY = """
+<mujoco>
+  <compiler angle="radian"/>
+  <option gravity="0.2 -0.3 -9.81"/>
+  <worldbody>
+    <body name="a" pos="0.1 0 0.2" quat="0.9 0.1 0.3 -0.2">
+      <joint name="h1" type="hinge" axis="0 0 1" pos="0.05 0 0" ref="0.4" armature="0.02"/>
+      <joint name="s1" type="slide" axis="1 1 0" ref="-0.2" armature="0.05" damping="0.1"/>
+      <joint name="h2" type="hinge" axis="1 0 0" pos="0 0.1 -0.05" ref="0.3" armature="0.03"/>
+      <geom type="box" size="0.1 0.2 0.05" pos="0.1 0 0" euler="0.2 0.1 0" mass="1.3" contype="0" conaffinity="0"/>
+      <body name="b" pos="0 0 -0.4">
+        <joint name="k1" type="hinge" axis="0 1 0" ref="0.1" armature="0.04"/>
+        <geom type="capsule" fromto="0 0 0 0.1 0 -0.3" size="0.03" contype="0" conaffinity="0"/>
+        <body name="c" pos="0 0 -0.3">
+          <joint name="k2" type="hinge" axis="1 0 0" armature="0.06"/>
+          <joint name="k3" type="slide" axis="0 1 0" ref="0.1" armature="0.07"/>
+          <geom type="sphere" size="0.05" pos="0 0.02 0" contype="0" conaffinity="0"/>
+          <body name="d" pos="0 0.1 -0.2">
+            <joint name="k4" type="hinge" axis="0 0 1" armature="0.08" range="-1 1" limited="true"/>
+            <joint name="lk" type="hinge" axis="1 0 0" armature="0.5"/>
+            <geom type="box" size="0.05 0.02 0.1" pos="0 0.02 -0.05" contype="0" conaffinity="0"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint name="e_s1" joint1="s1" joint2="h1" polycoef="0.01 0.2 -0.3 0.1 0.05"/>
+    <joint name="e_h2" joint1="h2" joint2="h1" polycoef="0.05 -0.7 0 0 0"/>
+    <joint name="e_k2" joint1="k2" joint2="k1" polycoef="0 0.8 0.2 0 0"/>
+    <joint name="e_k3" joint1="k3" joint2="k2" polycoef="0.02 0.5 -0.4 0 0"/>
+    <joint name="e_k4" joint1="k4" joint2="k3" polycoef="0 1.5 0 0 0"/>
+    <joint name="e_lk" joint1="lk" polycoef="0.3 0 0 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+def _onto_mujoco(mj, model, locked):
+    """(P, qpos) mapping the coordinates of ``model.expanded()`` onto MuJoCo's (by joint name):
+    P (mj.nv, nv_full) and qpos0 with the joints fixed by equalities at their values."""
+    full = model.expanded()
+    P = np.zeros((mj.nv, full.nv))
+    q0 = mj.qpos0.copy()
+    for j in range(mj.njnt):
+        n = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j)
+        if n in locked:
+            q0[mj.jnt_qposadr[j]] = locked[n]
+        else:
+            P[mj.jnt_dofadr[j], full.coordinate_names.index(n)] = 1.0
+    return P, q0
+
+
+def test_every_joint_equality_is_exact_with_armature():
+    """Couplings in bodies of several joints, chains and fixing equalities are eliminated exactly:
+    MuJoCo's rigid-body dynamics (armature as written) reduced by the coupler map G are ej's, and
+    MuJoCo's own equality residuals (positions and velocities) are zero on ej's states."""
+    model = ej.load_mjcf(EVERY_EQUALITY, warn=False)
+    assert model.coordinate_names == ("h1", "k1") and len(model.couplers) == 5
+    assert model.joint_mimic[model.joint_index("h1+s1+h2")] < 0 and not model.couplers_linear
+    # the linear coupling's armature moves onto h1 (times 0.7^2); the nonlinear ones act through G
+    assert np.allclose(model.dof_armature, [0.02 + 0.49 * 0.03, 0.04])
+    assert [a for _, a in model.coupled_armature] == [0.05, 0.06, 0.07, 0.08]
+    assert any("damping and stiffness of joints that follow another nonlinearly: s1" in n for n in model.notes)
+    assert any("limits of joints fixed or coupled" in n and "k4" in n for n in model.notes)
+    assert "armature on 4 coupled coordinates" in model.summary()
+    assert "note: MJCF: joints fixed by joint equalities, welded at their values: lk = 0.3" in model.summary()
+    mj = compiled(EVERY_EQUALITY)
+    ref = rigid_only(compiled(EVERY_EQUALITY))
+    P, q0 = _onto_mujoco(mj, model, {"lk": 0.3})
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        q, v, a = rng.uniform(-0.8, 0.8, 2), rng.normal(size=2), rng.normal(size=2)
+        G = P @ model.coupler_jacobian(q)
+        qpos = q0 + P @ model.expand(q) - P @ (P.T @ q0)
+        vel, acc = P @ model.expand_v(v, q), P @ model.expand_a(a, q, v)
+        tau_mj, M_mj, _ = mujoco_dynamics(ref, qpos, vel, acc)
+        tau = ej.rnea(model, q, v, a)
+        assert rel(tau, G.T @ tau_mj) < RTOL
+        assert rel(ej.mass_matrix(model, q), G.T @ M_mj @ G) < RTOL
+        assert rel(ej.aba(model, q, v, tau), a) < RTOL
+        assert rel(ej.kinetic_energy(model, q, v), 0.5 * vel @ M_mj @ vel) < RTOL
+        d = mujoco.MjData(mj)
+        d.qpos[:], d.qvel[:] = qpos, vel
+        mujoco.mj_forward(mj, d)
+        eq = d.efc_type == int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        assert eq.sum() == 6
+        assert np.abs(d.efc_pos[eq]).max() < 1e-14 and np.abs(d.efc_vel[eq]).max() < 1e-13
+    # the same model through JSON keeps the coupled armature
+    back = ej.Model.from_json(model.to_json())
+    assert back.coupled_armature == model.coupled_armature
+    assert np.array_equal(ej.mass_matrix(back, q), ej.mass_matrix(model, q))
+
+
+@pytest.mark.parametrize("eqs, match", [
+    ('<joint name="x" joint1="j1" joint2="j2"/><joint name="y" joint1="j2" joint2="j3"/>'
+     '<joint name="z" joint1="j3" joint2="j1"/>', r"joint equalities \['x', 'y', 'z'\] couple .* in a cycle"),
+    ('<joint name="x" joint1="j1" joint2="j2"/><joint name="y" joint1="j1" joint2="j3"/>',
+     "joint equalities 'x' and 'y' both make joint 'j1' a function"),
+])
+def test_joint_equalities_that_cannot_be_eliminated_are_refused(eqs, match):
+    xml = ("<mujoco><worldbody><body><joint name='j1' axis='0 1 0'/><geom size='0.1'/><body pos='0 0 -1'>"
+           "<joint name='j2' axis='0 1 0'/><geom size='0.1'/><body pos='0 0 -1'><joint name='j3' axis='1 0 0'/>"
+           f"<geom size='0.1'/></body></body></body></worldbody><equality>{eqs}</equality></mujoco>")
+    with pytest.raises(ej.ModelError, match="MJCF: " + match):
+        ej.load_mjcf(xml)
+
+
+SITE_EQUALITIES = """
+<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><joint name="h" type="hinge" axis="0 1 0"/><geom size="0.1" contype="0" conaffinity="0"/>
+    <site name="sa" pos="0.1 0.2 0.3" euler="0.3 0.2 0.1"/></body>
+  <body name="b" pos="1 0 0"><freejoint name="fb"/><geom size="0.1" contype="0" conaffinity="0"/>
+    <site name="sb" pos="-0.1 0.05 0.2" euler="-0.4 0.1 0.6"/></body>
+  <site name="sw" pos="0.5 0.1 0.2"/>
+</worldbody><equality><weld name="w" site1="sa" site2="sb"/><connect name="c" site1="sb" site2="sw"/></equality>
+</mujoco>
+"""
+
+
+def test_site_equalities_are_exact_closures():
+    """connect / weld between sites: closures of the sites' origins / frames, with no note; at a
+    state where MuJoCo's equality residuals vanish, ej's closure frames coincide."""
+    model = ej.load_mjcf(SITE_EQUALITIES, warn=False)
+    assert [(L.name, L.nc, model.body_names[L.body_a], model.body_names[L.body_b]) for L in model.loops] == \
+        [("w", 6, "a", "b"), ("c", 3, "b", "world")]
+    assert not any("equalities" in n for n in model.notes)
+    mj = compiled(SITE_EQUALITIES)
+    sa, sb, sw = (mj.site(n).id for n in ("sa", "sb", "sw"))
+    d = mujoco.MjData(mj)
+    # place body b so that site sb's frame is site sa's
+    d.qpos[0] = 0.4
+    mujoco.mj_kinematics(mj, d)
+    Rs = np.zeros(9)
+    mujoco.mju_quat2Mat(Rs, mj.site_quat[sb])
+    Rb = d.site_xmat[sa].reshape(3, 3) @ Rs.reshape(3, 3).T
+    d.qpos[1:4] = d.site_xpos[sa] - Rb @ mj.site_pos[sb]
+    mujoco.mju_mat2Quat(d.qpos[4:8], Rb.flatten())
+    mujoco.mj_forward(mj, d)
+    q = d.qpos.copy()
+    k = ej.forward_kinematics(model, q)
+
+    def world(body, T):
+        return k.R[body] @ T.rotation, k.R[body] @ T.translation + k.p[body]
+    for s, (body, T) in zip((sa, sb), [(model.loops[0].body_a, model.loops[0].placement_a),
+                                       (model.loops[0].body_b, model.loops[0].placement_b)]):
+        R, p = world(body, T)       # the loop's frames are MuJoCo's sites
+        assert np.allclose(R, d.site_xmat[s].reshape(3, 3), atol=1e-14) and np.allclose(p, d.site_xpos[s], atol=1e-14)
+    w = mj.eq_type == int(mujoco.mjtEq.mjEQ_WELD)
+    assert np.abs(d.efc_pos[:6]).max() < 1e-14 and w[0]
+    Ra, pa = world(model.loops[0].body_a, model.loops[0].placement_a)
+    Rb_, pb = world(model.loops[0].body_b, model.loops[0].placement_b)
+    assert np.allclose(Ra, Rb_, atol=1e-14) and np.allclose(pa, pb, atol=1e-14)
+    # the connect: MuJoCo's residual is the gap between its two sites' origins, ej's frames' gap
+    pa, pb = world(model.loops[1].body_a, model.loops[1].placement_a)[1], model.loops[1].placement_b.translation
+    assert np.allclose(pb, d.site_xpos[sw], atol=1e-15)
+    assert np.allclose(pa - pb, d.efc_pos[6:9], atol=1e-14) and np.abs(pa - pb).max() > 0.1
+
+
 LEFT_OUT = """
 <mujoco>
   <worldbody>

@@ -247,7 +247,7 @@ def test_simm_spline_is_opensims():
 @pytest.mark.parametrize("text, match", [
     ("<OpenSimDocument><Model>", "malformed XML"),
     ("<robot/>", "not an OpenSim model"),
-    (document([joint("HingeJoint", "h", "/ground", "/bodyset/a", [])], ["a"]), "HingeJoint 'h': joint kind not supported"),
+    (document([joint("HingeJoint", "h", "/ground", "/bodyset/a", [])], ["a"]), r"HingeJoint 'h' \(line 1\): joint kind not supported"),
     (document([joint("PinJoint", "p", "/bodyset/nope", "/bodyset/a", [("x", 0, False)])], ["a"]),
      "frame '/bodyset/nope' is neither"),
     (document([custom("c", "/ground", "/bodyset/a", [("x", 0, False)],
@@ -267,8 +267,73 @@ def test_coupler_errors_name_the_constraint(tmp_path):
                    "<CoordinateCouplerConstraint name=\"bad\"><coupled_coordinates_function>" + ONE +
                    "</coupled_coordinates_function><independent_coordinate_names>y</independent_coordinate_names>"
                    "<dependent_coordinate_name>x</dependent_coordinate_name></CoordinateCouplerConstraint>")
-    with pytest.raises(ModelError, match="CoordinateCouplerConstraint 'bad': no coordinate named 'y'"):
+    with pytest.raises(ModelError, match=r"CoordinateCouplerConstraint 'bad' \(line 1\): no coordinate named 'y'"):
         ej.load_opensim(doc)
+
+
+# what a walking or jumping model carries beside its skeleton: contact forces whose parameters are
+# elements with C++ scopes in their names (legal XML names, refused by namespace-aware parsers),
+# contact geometry, and a constraint other than couplers, points and welds
+CONTACT = (
+    "<ForceSet><objects>"
+    "<HuntCrossleyForce name=\"foot\"><appliesForce>true</appliesForce>"
+    "<HuntCrossleyForce::ContactParametersSet name=\"contact_parameters\"><objects>"
+    "<HuntCrossleyForce::ContactParameters><geometry>floor heel</geometry><stiffness>3067776</stiffness>"
+    "<dissipation>2</dissipation><static_friction>0.9</static_friction><dynamic_friction>0.8</dynamic_friction>"
+    "<viscous_friction>0.2</viscous_friction></HuntCrossleyForce::ContactParameters></objects><groups />"
+    "</HuntCrossleyForce::ContactParametersSet><transition_velocity>0.08</transition_velocity></HuntCrossleyForce>"
+    "<ElasticFoundationForce name=\"toe\"><ElasticFoundationForce::ContactParametersSet name=\"contact_parameters\">"
+    "<objects><ElasticFoundationForce::ContactParameters><geometry>floor toe</geometry><stiffness>1e6</stiffness>"
+    "<dissipation>1</dissipation></ElasticFoundationForce::ContactParameters></objects>"
+    "</ElasticFoundationForce::ContactParametersSet><transition_velocity>0.1</transition_velocity>"
+    "</ElasticFoundationForce></objects></ForceSet>"
+    "<ContactGeometrySet><objects>"
+    "<ContactHalfSpace name=\"floor\"><socket_frame>/ground</socket_frame><location>0 0 0</location>"
+    "<orientation>0 0 -1.5707963267949</orientation></ContactHalfSpace>"
+    "<ContactSphere name=\"heel\"><socket_frame>/bodyset/b</socket_frame><location>0 -0.3 0</location>"
+    "<radius>0.04</radius></ContactSphere>"
+    "<ContactSphere name=\"toe\"><socket_frame>/bodyset/b</socket_frame><location>0.1 -0.3 0</location>"
+    "<radius>0.03</radius></ContactSphere></objects></ContactGeometrySet>")
+DISTANCE = ("<ConstantDistanceConstraint name=\"rod\"><isEnforced>false</isEnforced>"
+            "<socket_body_1>/ground</socket_body_1><socket_body_2>/bodyset/b</socket_body_2>"
+            "<location_body_1>0 0 0</location_body_1><location_body_2>0 -0.3 0</location_body_2>"
+            "<constant_distance>1.0</constant_distance></ConstantDistanceConstraint>")
+
+
+def test_files_with_contact_load_exact(tmp_path):
+    """OpenSim's contact forces and geometry (names with '::') load: listed as left out in one
+    warning and in the notes; the rigid-body part is OpenSim's (frames, inverse dynamics, M)."""
+    text = document([joint("PinJoint", "pa", "/ground", "/bodyset/a", [("qa", 0.2, False)]),
+                     custom("cb", "/bodyset/a", "/bodyset/b", [("qb", -0.3, False), ("tb", 0.1, False)],
+                            {"rotation3": ("qb", "0 0 1", ONE), "translation2": ("tb", "0 1 0", ONE)})],
+                    ["a", "b"], DISTANCE).replace("</Model>", CONTACT + "</Model>")
+    path = tmp_path / "contact.osim"
+    path.write_text(text)
+    opensim.Model(str(path))                    # OpenSim 4.6 reads the file
+    with pytest.warns(ej.OpenSimWarning) as rec:
+        m = ej.load_opensim(path)
+    mine = [w.message for w in rec if isinstance(w.message, ej.OpenSimWarning)]
+    assert len(mine) == 1 and mine[0].left_out == {
+        "HuntCrossleyForce": 1, "ElasticFoundationForce": 1, "ContactHalfSpace": 1, "ContactSphere": 2,
+        "ConstantDistanceConstraint (not enforced)": 1}
+    assert "left out: " in m.summary() and "ContactSphere" in m.summary()
+    assert m.coordinate_names == ("qa", "qb", "tb")
+    # enforced, the constraint is said to leave its freedoms free
+    with pytest.warns(ej.OpenSimWarning, match=r"1 ConstantDistanceConstraint \(enforced: its freedoms stay free"):
+        ej.load_opensim(text.replace("<isEnforced>false", "<isEnforced>true"))
+    compare(str(path))
+
+
+def test_malformed_file_names_the_line(tmp_path):
+    path = tmp_path / "bad.osim"
+    path.write_text(document([joint("PinJoint", "p", "/ground", "/bodyset/a", [("x", 0, False)])], ["a"])
+                    .replace("<BodySet>", "\n\n<BodySet>").replace("<mass>1.0</mass>", "<mass>1.0</masss>"))
+    with pytest.raises(ModelError, match=r"bad\.osim: malformed XML: mismatched tag: line 3"):
+        ej.load_opensim(path)
+    path.write_text(document([joint("HingeJoint", "h", "/ground", "/bodyset/a", [])], ["a"])
+                    .replace("<JointSet>", "\n<JointSet>\n"))
+    with pytest.raises(ModelError, match=r"bad\.osim: JointSet: HingeJoint 'h' \(line 3\): joint kind not supported"):
+        ej.load_opensim(path)
 
 
 def test_models_load_and_json_round_trip():

@@ -119,7 +119,7 @@ def test_a_corrupted_cache_never_gives_wrong_results(tmp_path):
     if not _jit.CACHE:
         return
     cache = tmp_path / "cache"
-    shutil.copytree(os.path.dirname(_jit.numba.config.CACHE_DIR), cache / "ejce_nb")
+    shutil.copytree(os.path.dirname(_jit.CACHE_DIR), cache / "ejce_nb")
     n = 0
     for root, _, files in os.walk(cache):
         for name in files:
@@ -152,7 +152,7 @@ def test_any_edit_of_the_package_moves_its_cache(tmp_path):
         finally:
             _jit._PKG = _jit_pkg
         (pkg / rel).write_text(old)
-    assert _jit.numba.config.CACHE_DIR.endswith(here) or not _jit.CACHE
+    assert _jit.CACHE_DIR.endswith(here) or not _jit.CACHE
 
 
 def test_the_python_paths_without_the_compiler_give_the_compiled_results(tmp_path):
@@ -164,3 +164,48 @@ def test_the_python_paths_without_the_compiler_give_the_compiled_results(tmp_pat
     got = _results(tmp_path, "python", {"NUMBA_DISABLE_JIT": "1"})
     for k in ref:
         np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=1e-12 * max(1.0, np.abs(ref[k]).max()), err_msg=k)
+
+
+def test_the_generated_views_are_those_of_the_declarations():
+    """``model/views.py`` is generated from the tables declared in ``model/layout.py``
+    (``python -m ejce_nb.model.layout``): a table added or changed there regenerates it."""
+    import os
+    from ejce_nb.model import layout
+    with open(os.path.join(os.path.dirname(layout.__file__), "views.py")) as f:
+        assert f.read() == layout.views_source()
+    from ejce_nb.core import spatial
+    with open(os.path.join(os.path.dirname(spatial.__file__), "rowops.py")) as f:
+        assert f.read() == spatial.rows_source()
+
+
+def test_a_cache_filled_by_the_compile_command_serves_a_copy_of_the_package_in_another_folder(tmp_path):
+    """``ejce-nb compile`` fills the on-disk cache with what a model's calls need, and the cache
+    does not depend on where the package is installed: a copy of the package in another folder,
+    on the same cache, compiles nothing for them (Numba's compile events)."""
+    import os
+    import shutil
+    from ejce_nb import _jit
+    if not _jit.CACHE:
+        return
+    env = dict(os.environ, EJCE_NB_QUIET="1", NUMBA_CACHE_DIR=os.path.dirname(os.path.dirname(_jit.CACHE_DIR)))
+    res = subprocess.run([sys.executable, "-m", "ejce_nb", "compile", "arm7", "--functions", "rnea"], env=env,
+                         capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "arm7: rnea" in res.stdout and "1 function(s) for 1 kind(s)" in res.stdout
+    shutil.copytree(_jit._PKG, tmp_path / "elsewhere" / "ejce_nb", ignore=shutil.ignore_patterns("__pycache__"))
+    script = ("import numpy as np, ejce_nb as ej\n"
+              "from ejce_nb._jit import compile_seconds\n"
+              f"assert ej.__file__.startswith({str(tmp_path / 'elsewhere')!r}), ej.__file__\n"
+              "m = ej.models.arm7()\n"
+              "Q = np.random.default_rng(0).standard_normal((9, 7))\n"
+              "ej.rnea(m, Q[0], Q[1], Q[2]); ej.rnea(m, Q, Q, Q)\n"
+              "print(compile_seconds())\n")
+    res = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=str(tmp_path / "elsewhere")),
+                         capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert res.returncode == 0, res.stderr
+    assert float(res.stdout.split()[-1]) == 0.0, "the copy compiled kernels the cache holds"
+
+
+def test_compile_command_refuses_an_unknown_function(capsys):
+    assert cli.main(["compile", "arm7", "--functions", "rnea,nope"]) == 2
+    assert "unknown 'nope'" in capsys.readouterr().err

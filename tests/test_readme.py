@@ -28,7 +28,7 @@ BLOCKS = python_blocks()
 def test_every_fence_is_read():
     """The extraction sees every fenced block that claims to be Python (a fence the pattern missed
     would go untested)."""
-    assert len(BLOCKS) == len(re.findall(r"^```python\s*$", README, re.M)) >= 4
+    assert len(BLOCKS) == len(re.findall(r"^```python\s*$", README, re.M)) >= 1
 
 
 @pytest.mark.parametrize("line, code", BLOCKS, ids=[f"line{line}" for line, _ in BLOCKS])

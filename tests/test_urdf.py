@@ -306,6 +306,26 @@ def test_mimic_hand_built_and_expansion():
     assert_same_model(ej.Model.from_json(m.to_json()), m)
 
 
+def test_mimic_joint_rotor_inertia_and_damping_act_through_the_coupling():
+    """A mimic joint's rotor inertia (drake: elements, the prefix undeclared as robot files often
+    leave it) and damping join its source's times the multiplier squared: the model's mass matrix
+    is G^T M G of the same robot with the mimic joint free, its damping G^T D G."""
+    tr = ('<transmission name="t{k}"><joint name="{j}"/><actuator name="m{k}"><drake:rotor_inertia value="{r}"/>'
+          '<drake:gear_ratio value="{g}"/></actuator></transmission>')
+    xml = MIMIC.replace("</robot>", tr.format(k=1, j="finger2", r=0.003, g=2.0) + tr.format(k=2, j="finger1", r=0.001, g=1.0)
+                        + tr.format(k=3, j="finger3", r=0.002, g=3.0) + "</robot>")
+    xml = xml.replace('<mimic joint="finger2" multiplier="2"', '<dynamics damping="0.4"/><mimic joint="finger2" multiplier="2"')
+    m, free = load_urdf(xml), load_urdf(xml, mimic=False)
+    # finger2 = -finger1 + 0.1, finger3 = -2 finger1
+    assert np.allclose(m.dof_armature, [0.001 + 0.012 + 4 * 0.018, 0.0])
+    assert np.allclose(m.dof_damping, [4 * 0.4, 0.0])
+    Gq, gq, Gv = m.mimic_map()
+    q = np.array([0.3, 0.01])
+    M_free = ej.mass_matrix(free, Gq @ q + gq)
+    assert np.allclose(ej.mass_matrix(m, q), Gv.T @ M_free @ Gv, rtol=1e-14, atol=1e-16)
+    assert np.allclose(np.diag(m.dof_damping), Gv.T @ np.diag(free.dof_damping) @ Gv, rtol=1e-15, atol=0)
+
+
 def test_mimic_false_keeps_joints_independent():
     m = load_urdf(MIMIC, mimic=False)
     assert not m.has_mimic and m.nq == 4

@@ -99,7 +99,7 @@ def _joint_residual(S, vs, nvj, W):
     return lambda S, vs, nvj, W: inputs.subspace_residual(S, vs, nvj, W)
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def aba_state(m, r, s, q, v, tau, t, F, fb, full, qdd):
     """qdd of one state; returns (status, joint): OK, an error, or NEAR_SINGULAR_JOINT with the
     accelerations computed.  Inlined where it is called (a call would copy the views)."""

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import engine
 from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, TO_STATES,
-                     chunk, chunk_lanes, ask_bits, many, many_lanes, NO_OUTPUT, runs_on_lanes)
+                     chunk, chunk_lanes, ask_bits, many, many_lanes, runs_on_lanes)
 from .kinematics import fk_size, jt_size
 from .._jit import call
 from ..core.lanes import LANES
@@ -74,7 +74,9 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     V = vk if vk is not None else qk[:, :0]
     A = ak if ak is not None else qk[:, :0]
     TAU_IN = given_v.get("tau", qk[:, :0])
-    outs = list(NO_OUTPUT)     # the batch kernels' outputs, empty where not asked for
+    # the kernels' outputs, None where not asked for: a kernel compiles the quantities it is
+    # handed arrays for, and nothing of the others
+    outs = [None] * NSLOT
     for k in slots:
         o = None if outputs is None else outputs.get(k)
         if o is not None and B is None and k in (RNEA, ABA, CRBA, ENERGY):
@@ -88,7 +90,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         w = data._w if data is not None else engine.one_workspace(km)
         k = slots[0]
         out = outs[k][0] if k in (RNEA, ABA, ENERGY) else outs[k]
-        out = out.ravel() if k in (CRBA, BJ) else out     # one_state's output is flat (a view: C-ordered)
+        out = out.ravel() if k in (CRBA, BJ) else out     # the entry's output is flat (a view: C-ordered)
         kind = 0 if full is None else 1
         x = TAU_IN[0] if k == ABA else A[0]
         if k in P_FREE:
@@ -137,11 +139,11 @@ def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
         left = many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, outs[RNEA], outs[ABA], status)
     elif n:
         at = np.minimum(np.arange(LANES), n - 1)
-        group = [np.empty((LANES,) + outs[k].shape[1:]) if outs[k].shape[0] else outs[k] for k in (RNEA, ABA)]
+        group = [None if outs[k] is None else np.empty((LANES,) + outs[k].shape[1:]) for k in (RNEA, ABA)]
         st = np.zeros((LANES, NSLOT, 2), dtype=np.int64)
         chunk_lanes(mb, R, S, 0, 0, LANES, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *group, st, None)
         for k, o in zip((RNEA, ABA), group):
-            if o.shape[0]:
+            if o is not None:
                 outs[k][:] = o[:n]
         status[:] = st[:n]
         left = np.count_nonzero(status[:, :, 0] == TO_STATES)
@@ -149,14 +151,14 @@ def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
         left = 0
     if left:
         at = np.flatnonzero((status[:, RNEA, 0] == TO_STATES) | (status[:, ABA, 0] == TO_STATES))
-        sub = list(NO_OUTPUT)
+        sub = [None] * NSLOT
         for k in (RNEA, ABA):
-            if outs[k].shape[0]:
+            if outs[k] is not None:
                 sub[k] = np.empty((at.size,) + outs[k].shape[1:])
         st = np.zeros((at.size, NSLOT, 2), dtype=np.int64)
         many(mb, R, S, False, None, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *sub, st)
         for k in (RNEA, ABA):
-            if outs[k].shape[0]:
+            if outs[k] is not None:
                 outs[k][at] = sub[k]
         status[at] = st
 

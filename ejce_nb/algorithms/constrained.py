@@ -19,6 +19,7 @@ from .closures import (ConstraintError, _closure_all, _closures, _complement, _c
                        closure_tree, relative_pose, sweep, world_jacobians)
 from .calls import paths
 from .driver import NO_FORCE
+from ..model import inputs
 from ..model.couplers import coupled_chunks
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
@@ -216,7 +217,9 @@ def _states(model, q, qd, x, nx, names, finite=True):
             raise ValueError(f"{name}: expected shape ({n},) or ({Q.shape[0]}, {n}), got {a.shape}")
         if finite and not np.all(np.isfinite(a)):
             raise ValueError(f"{name}: NaN or inf entries")
-    return single, Q, V, X
+    # writeable C-contiguous float64, the one type the kernels are compiled for (a broadcast or
+    # read-only view would compile them a second time)
+    return single, *(inputs.real_array(a, nm) for a, nm in zip((Q, V, X), names))
 
 
 # ---------------------------------------------------------------------------- the compiled path
@@ -325,8 +328,7 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
             return _single(model, q, qd, t, out)
     single, Q, V, T = _states(model, q, qd, tau, model.nv, ("q", "qd", "tau"), finite=False)
     B = Q.shape[0]
-    ts = np.ascontiguousarray(np.broadcast_to(np.asarray(t, dtype=float), (B,)))
-    Q, V, T = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, T))
+    ts = inputs.real_array(np.broadcast_to(np.asarray(t, dtype=float), (B,)), "t")
     if single:
         out = kernel_one(model, Q[0], V[0], T[0], float(ts[0]), lstsq)
         if out[4][0] == 0:
@@ -356,7 +358,8 @@ def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
 def _one_state(model, q, qd, tau):
     """Whether (q, qd, tau) are one state's float64 C-contiguous arrays of the model's shapes."""
     for x, n in ((q, model.nq), (qd, model.nv), (tau, model.nv)):
-        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous):
+        if not (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous
+                and x.flags.writeable):
             return False
     return True
 
@@ -391,7 +394,7 @@ def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0
     I = np.array(idx, dtype=int)
     Dp = np.array([k for k in range(model.nv) if k not in set(idx)], dtype=int)
     single, Q, V, A = _states(model, q, qd, qdd_independent, len(I), ("q", "qd", "qdd_independent"))
-    ts = np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],))
+    ts = inputs.real_array(np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],)), "t")
     out = []
     for b in range(Q.shape[0]):
         lt = loop_terms(model, Q[b], V[b], float(ts[b]))

@@ -31,7 +31,7 @@ from .._jit import call
 from ..model import inputs
 from .api import aba, rnea
 from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
-from .driver import ABA, NO_OUTPUT, NSLOT, chunk_lanes, params
+from .driver import ABA, NSLOT, chunk_lanes, params
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import H_LANES, table
@@ -198,8 +198,8 @@ def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, wan
     near-singular joint is computed on, as there.  Two compiled calls, nothing else: the GIL is
     held between them."""
     n = Q.shape[0]
-    chunk_lanes(mb, R, S, c, c * n // nchunk, (c + 1) * n // nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, NO_OUTPUT[0],
-                QDD, ST, True)
+    chunk_lanes(mb, R, S, c, c * n // nchunk, (c + 1) * n // nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, None, QDD,
+                ST, True)
     derivatives_samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status,
                         c, nchunk)
 

@@ -6,11 +6,12 @@ cJ_i + v_i x vJ_i, world frames): RNEA's force sweep (``rnea.rnea_forces``), the
 (``aba.aba_solve``), the CRBA (``crba.crba_after``), the world kinematics, the joint terms, the
 body Jacobian and the energies.  From these the driver makes, once for all of them:
 
+* the one-state entries, one per public function and kind of model, each compiling its own
+  quantity only: ``one_rnea`` and ``one_aba`` call the forward sweep and their algorithm
+  directly; ``one_crba``, ``one_fk``, ``one_jt``, ``one_bj`` and ``one_energy`` go through
+  ``evaluate_state`` (the fast path hands them the caller's arrays untouched, ``api._fast``);
 * ``evaluate_state``: one state, one forward sweep to the level the requested quantities need,
   then each requested quantity's own passes, each with its input check and status;
-* ``one``: the single-state kernel, and its compiled entries: ``one_rnea``, ``one_aba`` and
-  ``one_state`` for every other quantity (the fast path hands them the caller's arrays untouched,
-  ``api._fast``);
 * ``chunk`` / ``chunk_lanes`` / ``many`` / ``many_lanes``: a batch in chunks run in parallel, a
   few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``; the states
   no group can take then go to ``many``, ``calls.lane_batch``), each state's result and status
@@ -19,20 +20,24 @@ body Jacobian and the energies.  From these the driver makes, once for all of th
   and errors, for every public function; ``evaluate`` is its public face.
 
 The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot
-and the slots asked for as bits of its parameters (``P[P_ASK]``).  A batch is handed every slot's
-array (``NO_OUTPUT``: an empty one where the slot is not asked for), so that one compiled batch
-kernel serves every set of quantities.  The one-state entries, and the lane batches of rnea and
-aba, are handed None for the slots they never compute, and Numba compiles none of their code
-(``quantity``: a part that does nothing when its output is None).
-The joints' paths are compiled likewise for what the model has (``paths``): a model of fixed,
-screw and quaternion joints never compiles the jets path.
+and the slots asked for as bits of its parameters (``P[P_ASK]``).  A slot not asked for is handed
+None, and Numba compiles none of its code (``if X is not None`` in ``evaluate_state`` and
+``chunk_lanes``): a batch of one quantity compiles that quantity only, ``ej.evaluate`` the ones
+it asks for, on one forward sweep per state.  The joints' paths are compiled likewise for what
+the model has (``paths``): a model of fixed, screw and quaternion joints never compiles the jets
+path.  Helpers that take the model, record and scratch views are inlined by LLVM
+(``forceinline``), not by Numba, so that each is typed once: a call boundary would copy the
+views (hundreds of array fields), and Numba's own inlining types the inlined code again in every
+caller (the first one-state ``rnea`` of arm7 compiled in 35 s instead of 45 s).  The derivative
+sweeps and the integrators keep Numba's inlining of their helpers, which compiles faster there
+(a first ``rnea_derivatives`` 120 s against 257 s, a first RK4 ``simulate`` 56 s against 71 s).
 
 A new algorithm plugs in as one more slot: its per-state function ``impl(out, b, m, r, s, x, F,
 fb, P)`` -> (status, joint) (``out`` its output for this state, or the whole output with ``b``
 the state's row; ``x`` the vector it reads: v, qdd or tau; ``P`` the integer parameters),
 wrapped by ``quantity``, called in ``evaluate_state`` with the forward level it needs, a row in
-``SLOTS``, a branch of ``calls._output`` saying the shape of its output, and a public function
-calling ``calls.run``.
+``SLOTS``, a one-state entry, a branch of ``calls._output`` saying the shape of its output, and
+a public function calling ``calls.run``.
 """
 import numpy as np
 from numba import prange, types
@@ -139,7 +144,7 @@ def quantity(impl, row_ndim=0):
 
     # inlined where it is called: a call boundary would copy the model, record and scratch
     # views (hundreds of array fields) into the callee, which costs more than the quantity
-    @overload(part, inline="always")
+    @overload(part, jit_options={"forceinline": True})
     def _ov(out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k):
         if isinstance(out, types.NoneType):
             return lambda out, pre, pre_j, b, m, r, s, x, F, fb, P, status, k: (0, -1)
@@ -162,18 +167,18 @@ def quantity(impl, row_ndim=0):
 
 
 # ---------------------------------------------------------------------------- the quantities
-@jit(inline="always")
+@jit(forceinline=True)
 def _rnea(out, b, m, r, s, a, F, fb, P):
     rnea_forces(m, r, s, F, fb, a, out)
     return 0, -1
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _aba(out, b, m, r, s, tau, F, fb, P):
     return aba_solve(m, r, s, tau, F, fb, out)
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _crba(out, b, m, r, s, x, F, fb, P):
     crba_after(m, r, s, out)
     if P[P_RANK] != 0:
@@ -181,7 +186,7 @@ def _crba(out, b, m, r, s, x, F, fb, P):
     return 0, -1
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _fk(out, b, m, r, s, x, F, fb, P):
     n1 = m.body_parent.shape[0]
     level = P[P_FK_LEVEL]
@@ -189,7 +194,7 @@ def _fk(out, b, m, r, s, x, F, fb, P):
     return 0, -1
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _jt(out, b, m, r, s, v, F, fb, P):
     n1 = m.body_parent.shape[0]
     nv = v.shape[0]
@@ -197,13 +202,13 @@ def _jt(out, b, m, r, s, v, F, fb, P):
     return 0, -1
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _bj(out, b, m, r, s, x, F, fb, P):
     body_jacobian_state(m, r, P[P_BODY], b, out)
     return 0, -1
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _energy(out, b, m, r, s, v, F, fb, P):
     energy_after(m, r, v, P[P_EN_LEVEL], out)
     return 0, -1
@@ -218,9 +223,13 @@ bj_part = quantity(_bj)
 energy_part = quantity(_energy, 1)
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _first(st, j, st2, j2):
     return (st2, j2) if st == 0 and st2 != 0 else (st, j)
+
+
+# the levels of ``inputs.check`` as run-time integers (a literal would compile it once per value)
+LEVEL0, LEVEL1, LEVEL2 = np.int64(0), np.int64(1), np.int64(2)
 
 
 @jit
@@ -244,11 +253,11 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     aa = a if a.shape[0] > 0 else s.zv
     # each quantity's input check, as a lone call of its function makes it: the widest first,
     # since a state that passes a check passes the narrower ones (q, t; q, qd, t)
-    sa, ja = inputs.check(m, q, vv, aa, 2, t) if need_a else (-1, -1)
-    stt, jtt = inputs.check(m, q, vv, tau, 2, t) if want_aba else (-1, -1)
+    sa, ja = inputs.check(m, q, vv, aa, LEVEL2, t) if need_a else (-1, -1)
+    stt, jtt = inputs.check(m, q, vv, tau, LEVEL2, t) if want_aba else (-1, -1)
     wide = sa == 0 or stt == 0
-    sv, jv = ((0, -1) if wide else inputs.check(m, q, vv, vv, 1, t)) if lv >= 1 else (-1, -1)
-    sq, jq = ((0, -1) if wide or sv == 0 else inputs.check(m, q, vv, vv, 0, t)) if need_q else (0, -1)
+    sv, jv = ((0, -1) if wide else inputs.check(m, q, vv, vv, LEVEL1, t)) if lv >= 1 else (-1, -1)
+    sq, jq = ((0, -1) if wide or sv == 0 else inputs.check(m, q, vv, vv, LEVEL0, t)) if need_q else (0, -1)
     if lv < 1:
         sv, jv = sq, jq
     if not need_a:
@@ -259,53 +268,62 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     if (need_q and sq == 0) or (lv >= 1 and sv == 0) or (want_aba and stt == 0):
         world = want_fk or want_bj or want_en or (F.shape[0] > 0 and (want_rnea or want_aba))
         forward(m, r, s, q, vv, aa, t, la, world, full)
-    st, j = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, K_RNEA)
-    st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, K_ABA)
-    st, j = _first(st, j, st2, j2)
-    st2, j2 = crba_part(M, sq, jq, b, m, r, s, vv, F, fb, P, status, K_CRBA)
-    st, j = _first(st, j, st2, j2)
-    sk, jk = (sq, jq) if fk_level == 0 else ((sv, jv) if fk_level == 1 else (sa, ja))
-    st2, j2 = fk_part(FK, sk, jk, b, m, r, s, vv, F, fb, P, status, K_FK)
-    st, j = _first(st, j, st2, j2)
-    st2, j2 = jt_part(JT, sv, jv, b, m, r, s, vv, F, fb, P, status, K_JT)
-    st, j = _first(st, j, st2, j2)
-    st2, j2 = bj_part(BJ, sq, jq, b, m, r, s, vv, F, fb, P, status, K_BJ)
-    st, j = _first(st, j, st2, j2)
-    st2, j2 = energy_part(EN, sq if en_level == 0 else sv, jq if en_level == 0 else jv, b, m, r, s, vv, F, fb,
-                          P, status, K_ENERGY)
-    return _first(st, j, st2, j2)
+    # each quantity whose output is given, in slot order (``X is not None``: Numba compiles
+    # nothing of a quantity whose output is None)
+    st, j = 0, -1
+    if TAU is not None:
+        st2, j2 = rnea_part(TAU, sa, ja, b, m, r, s, aa, F, fb, P, status, K_RNEA)
+        st, j = _first(st, j, st2, j2)
+    if QDD is not None:
+        st2, j2 = aba_part(QDD, stt, jtt, b, m, r, s, tau, F, fb, P, status, K_ABA)
+        st, j = _first(st, j, st2, j2)
+    if M is not None:
+        st2, j2 = crba_part(M, sq, jq, b, m, r, s, vv, F, fb, P, status, K_CRBA)
+        st, j = _first(st, j, st2, j2)
+    if FK is not None:
+        sk, jk = (sq, jq) if fk_level == 0 else ((sv, jv) if fk_level == 1 else (sa, ja))
+        st2, j2 = fk_part(FK, sk, jk, b, m, r, s, vv, F, fb, P, status, K_FK)
+        st, j = _first(st, j, st2, j2)
+    if JT is not None:
+        st2, j2 = jt_part(JT, sv, jv, b, m, r, s, vv, F, fb, P, status, K_JT)
+        st, j = _first(st, j, st2, j2)
+    if BJ is not None:
+        st2, j2 = bj_part(BJ, sq, jq, b, m, r, s, vv, F, fb, P, status, K_BJ)
+        st, j = _first(st, j, st2, j2)
+    if EN is not None:
+        st2, j2 = energy_part(EN, sq if en_level == 0 else sv, jq if en_level == 0 else jv, b, m, r, s, vv, F,
+                              fb, P, status, K_ENERGY)
+        st, j = _first(st, j, st2, j2)
+    return st, j
 
 
 # the one-state entries inline the state's evaluation: a call boundary would copy the model,
 # record and scratch views (kilobytes of arguments) on every call (``evaluate_state`` is a plain
 # function under NUMBA_DISABLE_JIT)
-_evaluate_one = jit(inline="always")(getattr(evaluate_state, "py_func", evaluate_state))
+_evaluate_one = jit(forceinline=True)(getattr(evaluate_state, "py_func", evaluate_state))
 
 
-@jit(inline="always")
-def one(mb, w, full, P, q, v, a, tau, t, F, TAU, QDD, M, FK, JT, BJ, EN):
-    """One state on the one-state workspace w (outputs of one state: tau (nv,), M (nv, nv), ...;
-    the flat buffers of kinematics and joint terms): the first status that is not OK (its joint in
-    the record's header)."""
+@jit(forceinline=True)
+def one_quantity(mb, w, full, P, q, v, x, t, M, FK, JT, BJ, EN):
+    """The quantity of the one output given (the others None: not compiled) of one state on the
+    one-state workspace w: its status (its joint in the record's header)."""
     m, r, s = views(mb, w)
     # row 0 as a run-time integer, as the batch kernels pass it: a literal 0 would compile the
     # quantities' functions a second time (NUMBA-NOTES)
     zero = np.int64(0)
-    st, j = _evaluate_one(m, r, s, q, v, a, tau, t, F, zero, runtime_paths(full), P, zero, TAU, QDD, M, FK, JT, BJ, EN,
-                          None)
+    st, j = _evaluate_one(m, r, s, q, v, x, x[:0], t, NO_FORCE, zero, runtime_paths(full), P, zero, None, None, M, FK,
+                          JT, BJ, EN, None)
     r.hdr[REC_JOINT] = j
     return st
 
 
 # the compiled entries of the public functions and kinds of model: ``one_rnea(mb, w, q, v, x, t,
-# out)`` and ``one_aba`` (x: qdd or tau), the calls whose speed counts most, each with nothing but
-# its own quantity; ``one_state(mb, w, P, q, v, x, t, out)`` every other quantity, the one P asks
-# for (x: qdd, for forward kinematics; ``out`` flat, the mass matrix and body Jacobian row by
-# row), so that the mass matrix, kinematics, joint terms, body Jacobian and energies compile once
-# together (one compile of them all took 1.35 times rnea's; each alone after rnea 15-23 s more).
-# Few arguments, since each costs the call from Python its typing: no external forces (a
-# one-state call with f_ext runs ``chunk``), no P where the quantity has no parameters, and the
-# kind of joint paths (``full``) fixed in the entry.  ``x[:0]``: no entries, read as zero.
+# out)`` and ``one_aba`` (x: qdd or tau), and ``one_crba(mb, w, P, q, v, x, t, out)`` and the
+# others of the quantity P asks for (x: qdd, for forward kinematics; ``out`` flat, the mass matrix
+# and body Jacobian row by row): each compiles its own quantity only.  Few arguments, since each
+# costs the call from Python its typing: no external forces (a one-state call with f_ext runs
+# ``chunk``), no P where the quantity has no parameters, and the kind of joint paths (``full``)
+# fixed in the entry.  ``x[:0]``: no entries, read as zero.
 P0 = params()
 NO_FORCE = np.zeros((0, 1, 6))
 P_FREE = (RNEA, ABA)
@@ -316,27 +334,51 @@ def _entries(full):
     where the jets and user paths are compiled too)."""
 
     def one_rnea(mb, w, q, v, x, t, out):
-        return one(mb, w, full, P0, q, v, x, x[:0], t, NO_FORCE, out, None, None, None, None, None, None)
+        m, r, s = views(mb, w)
+        aa = x if x.shape[0] > 0 else s.zv
+        st, j = inputs.check(m, q, v, aa, np.int64(2), t)
+        if st == 0:
+            forward(m, r, s, q, v, aa, t, np.int64(2), np.bool_(False), runtime_paths(full))
+            rnea_forces(m, r, s, NO_FORCE, np.int64(0), aa, out)
+        r.hdr[REC_JOINT] = j
+        return st
 
     def one_aba(mb, w, q, v, x, t, out):
-        return one(mb, w, full, P0, q, v, x[:0], x, t, NO_FORCE, None, out, None, None, None, None, None)
+        m, r, s = views(mb, w)
+        st, j = inputs.check(m, q, v, x, np.int64(2), t)
+        if st == 0:
+            forward(m, r, s, q, v, s.zv, t, np.int64(1), np.bool_(False), runtime_paths(full))
+            st, j = aba_solve(m, r, s, x, NO_FORCE, np.int64(0), out)
+        r.hdr[REC_JOINT] = j
+        return st
 
-    def one_state(mb, w, P, q, v, x, t, out):
+    # the other quantities, each its own entry (``one_quantity``): ``out`` flat, the mass
+    # matrix and body Jacobian row by row
+    def one_crba(mb, w, P, q, v, x, t, out):
         nv = mb[H_NV]
-        M = rows(out, 0, nv if P[P_ASK] == 1 << K_CRBA else 0, nv)
-        BJ = rows(out, 0, 6 if P[P_ASK] == 1 << K_BJ else 0, nv)
-        return one(mb, w, full, P, q, v, x, x[:0], t, NO_FORCE, None, None, M, out, out, BJ, out)
+        return one_quantity(mb, w, full, P, q, v, x, t, rows(out, 0, nv, nv), None, None, None, None)
 
-    return tuple(entry(f) for f in (one_rnea, one_aba, one_state))
+    def one_fk(mb, w, P, q, v, x, t, out):
+        return one_quantity(mb, w, full, P, q, v, x, t, None, out, None, None, None)
+
+    def one_jt(mb, w, P, q, v, x, t, out):
+        return one_quantity(mb, w, full, P, q, v, x, t, None, None, out, None, None)
+
+    def one_bj(mb, w, P, q, v, x, t, out):
+        return one_quantity(mb, w, full, P, q, v, x, t, None, None, None, rows(out, 0, 6, mb[H_NV]), None)
+
+    def one_energy(mb, w, P, q, v, x, t, out):
+        return one_quantity(mb, w, full, P, q, v, x, t, None, None, None, None, out)
+
+    return tuple(entry(f) for f in (one_rnea, one_aba, one_crba, one_fk, one_jt, one_bj, one_energy))
 
 
 # ONE[slot][kind]: the entry of a quantity for the two kinds of model (``kind``: 0 where ``paths``
-# is None, 1 where it is True; the slots after ABA share ``one_state``), each compiled once for the
-# types of the input layer and then closed (``_jit.entry``); LIVE[slot][kind]: the same once
+# is None, 1 where it is True), each compiled once for the types of the input layer and then closed (``_jit.entry``); LIVE[slot][kind]: the same once
 # compiled for the slot, None before (the fast path leaves the slot's first call to the input
 # layer)
 _BY_KIND = (_entries(None), _entries(True))
-ONE = tuple((_BY_KIND[0][min(k, 2)], _BY_KIND[1][min(k, 2)]) for k in range(NSLOT))
+ONE = tuple((_BY_KIND[0][k], _BY_KIND[1][k]) for k in range(NSLOT))
 LIVE = [[None, None] for _ in range(NSLOT)]
 
 
@@ -377,7 +419,7 @@ def alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status
     return (_defer if alone is None else _alone)(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status)
 
 
-@overload(alone_or_defer, inline="always")
+@overload(alone_or_defer, jit_options={"forceinline": True})
 def _alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
     return _defer if isinstance(alone, types.NoneType) else _alone
 
@@ -409,15 +451,18 @@ def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status,
             tl = lanes_of(T, b)
             forward(m, rg, sg, sg.lq, sg.lv, sg.la if with_a else sg.zv, tl, 2 if want_rnea else 1,
                     F.shape[0] > 0, None)
-            if want_rnea:
-                rnea_forces(m, rg, sg, F, fb, sg.la if with_a else sg.zv, sg.lo)
-                from_lanes(TAU, b, sg.lo)
-            if want_aba:
-                to_lanes(sg.la, TAU_IN, b)
-                st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
-                ok = st == 0
-                if ok:
-                    from_lanes(QDD, b, sg.lo)
+            # (``is not None`` first: Numba then compiles no code of a quantity not handed)
+            if TAU is not None:
+                if want_rnea:
+                    rnea_forces(m, rg, sg, F, fb, sg.la if with_a else sg.zv, sg.lo)
+                    from_lanes(TAU, b, sg.lo)
+            if QDD is not None:
+                if want_aba:
+                    to_lanes(sg.la, TAU_IN, b)
+                    st, j = aba_solve(m, rg, sg, sg.la, F, fb, sg.lo)
+                    ok = st == 0
+                    if ok:
+                        from_lanes(QDD, b, sg.lo)
         if ok:
             for b1 in range(b, b + LANES):
                 if want_rnea:
@@ -432,12 +477,6 @@ def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status,
         alone_or_defer(alone, m, record_view(mb, R[c], 0), s, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
 
 
-# a batch's output of each slot where the slot is not asked for: empty, of the type of the
-# slot's output (C-ordered float64, as ``calls._output`` makes them)
-NO_OUTPUT = (np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0, 0)), np.empty(0), np.empty(0), np.empty((0, 0)),
-             np.empty((0, 0)))
-
-
 def runs_on_lanes(mb, per_state, full, slots):
     """Whether a batch runs in groups of LANES states (``many_lanes``): rnea and/or aba only,
     the fixed, screw and quaternion joint paths (``full`` None), pooled records and a model the
@@ -446,9 +485,8 @@ def runs_on_lanes(mb, per_state, full, slots):
 
 
 # The two batch drivers: each chunk of a batch (one per row of S) in parallel; ``many`` with every
-# slot's array (``NO_OUTPUT``'s where not asked for), so that one compile serves every set of
-# quantities, ``many_lanes`` with rnea's and aba's (fewer arguments: a call from Python types
-# each).  The chunk kernels are called directly (a function between the loop and them is
+# slot's array (None where not asked for: each set of quantities compiles its own), ``many_lanes``
+# with rnea's and aba's (fewer arguments: a call from Python types each).  The chunk kernels are called directly (a function between the loop and them is
 # compiled again with all the code it calls: a dispatching layer cost the main job about 15 s)
 # and are handed the index as an int64: Numba types a ``prange`` body twice, the second time
 # with an unsigned index, which would compile each chunk kernel twice.  Python picks the driver

@@ -73,7 +73,7 @@ def _position_fast(m, r, s, i, q, v, t, full):
         place(m, r, i, EYE9, ZERO3)
 
 
-_position_fast_inline = jit(inline="always")(_position_fast)
+_position_fast_inline = jit(forceinline=True)(_position_fast)
 
 
 def _position_full(m, r, s, i, q, v, t, full):
@@ -97,7 +97,7 @@ def _velocity_fast(m, r, s, i, q, v, t, full, position_fresh):
         st6(r.cJ, i, ZERO6)
 
 
-_velocity_fast_inline = jit(inline="always")(_velocity_fast)
+_velocity_fast_inline = jit(forceinline=True)(_velocity_fast)
 
 
 def _velocity_full(m, r, s, i, q, v, t, full, position_fresh):
@@ -132,11 +132,11 @@ def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
 # The overloads hand Numba the path functions themselves: Numba inlines a function by running its
 # passes again and copying its code, at every level of nesting, and a wrapper calling them (a
 # level more) cost the first rnea about 14 s of compiling (a quarter of it).
-@overload(joint_position, inline="always")
+@overload(joint_position, jit_options={"forceinline": True})
 def _joint_position(m, r, s, i, q, v, t, full):
     return _position_fast if isinstance(full, types.NoneType) else _position_full
 
 
-@overload(joint_velocity, inline="always")
+@overload(joint_velocity, jit_options={"forceinline": True})
 def _joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
     return _velocity_fast if isinstance(full, types.NoneType) else _velocity_full

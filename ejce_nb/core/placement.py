@@ -6,7 +6,7 @@ from .._jit import jit
 from .spatial import add, cross, ld3, ld9, mm, mtv, mv, st3, st6, st9
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def place(m, r, i, R, p):
     """Record the relative pose (R, p) of C_i in P_i and X_i: E = (Xt R)^T, d = pt + Xt p."""
     st9(r.Rrel, i, R)

@@ -118,7 +118,7 @@ def tangent_rates(m, delta, v, out):
 
 
 # ---------------------------------------------------------------------------- unit quaternions
-@jit(inline="always")
+@jit(forceinline=True)
 def quat_position(m, r, i, q):
     """R of the quaternion (normalised: R = 1 + (2/n)(w v^ + v^ v^), n = |q|^2); S = [0 1; R^T 0]
     for a free joint (rdot in P axes, angular velocity in C axes), [1; 0] for a spherical one."""
@@ -145,7 +145,7 @@ def quat_position(m, r, i, q):
                           0.0, 0.0, 0.0))
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def quat_velocity(m, r, i, v):
     vs = m.jnt_dofadr[i]
     if m.jnt_quat[i] == 3:

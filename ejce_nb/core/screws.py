@@ -24,7 +24,7 @@ from .spatial import ZERO3, ZERO6, axpy6, cross, crm, ld3, ld6, mm, mtv, mv, rot
 assert LANES == 4          # the lane function amounts below are written for four lanes
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def screw_position(m, r, s, i, q, t):
     """X_i and S_i of a product of elementary motions T_0 T_1 ... T_{n-1}: walking from the last
     motion to the first, H = T_{m+1} ... T_{n-1} (the pose of C in the frame motion m moves),
@@ -111,7 +111,7 @@ def _function_rates(m, r, i, q, v, t, k, Z):
     return fj[1], fj[2]
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _simple_rates(m, r, i, v, k, c):
     """f' = f_q w and f''0 = f_qq w^2 of an amount f(q_c) of the joint's coordinate c, w its rate
     (numbers, or a group's lanes)."""
@@ -159,7 +159,7 @@ def _ov_rates(m, r, i, q, v, t, k, Z):
     return _lane_function_rates if isinstance(q, types.Array) and q.ndim == 2 else _function_rates
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def screw_velocity(m, r, i, q, v, t):
     """vJ = sum_m f'_m S_m and cJ = sum_m f''0_m S_m + sum_{m<n} f'_m f'_n (S_m x S_n), summed from
     the last motion, with V the twist of the motions after m."""

@@ -14,8 +14,6 @@ Symmetric 6x6 inertias are packed: the upper triangle row by row in 21 entries (
 6x - x(x-1)/2).  A rigid inertia about a frame origin, with mass m, first moment h = m c and
 rotational inertia I about that origin, is [[I, h^], [-h^, m 1]].
 """
-import linecache
-
 from .._jit import jit
 from .lanes import load_row, store_row
 
@@ -27,7 +25,7 @@ EYE9 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 # ---------------------------------------------------------------------------- loads and stores
 # (of one state's tables, or of a group's in the lane layout: ``lanes``).  Entry by entry: a tuple
 # of numbers and lanes has no loop over its entries, so each width is written out, from one
-# template each (their source: ``print(spatial.GENERATED)``).
+# template each, generated into ``core/rowops.py`` by ``python -m ejce_nb.core.spatial``.
 _LOAD = "def ld{n}(A, i):\n    return ({entries})\n"
 _STORE = "def st{n}(A, i, x):\n{lines}"
 _ADD = "def add{n}(A, i, x):\n{lines}"
@@ -39,20 +37,31 @@ GENERATED = "".join(
                                        for k in range(21)))])
 
 
-def _generate():
-    """Compile the loads and stores from ``GENERATED``: in memory where a kernel that calls them
-    is compiled (the kernel's own cache holds their code), as generated source has no file for
-    Numba's cache."""
-    filename = "<ejce_nb.core.spatial: generated loads and stores>"
-    linecache.cache[filename] = (len(GENERATED), None, GENERATED.splitlines(True), filename)
-    space = {"load_row": load_row, "store_row": store_row}
-    exec(compile(GENERATED, filename, "exec"), space)
-    return tuple(jit(cache=False)(space[name]) for name in
-                 ("ld3", "ld6", "ld9", "ld21", "st3", "st6", "st9", "st21", "add21"))
+ROWS_HEADER = '''"""Loads and stores of table rows as tuples (``spatial``): generated from the templates of
+``spatial.GENERATED`` by ``python -m ejce_nb.core.spatial``; do not edit (a test checks that this file
+is what the templates give)."""
+from .._jit import jit
+from .lanes import load_row, store_row
+'''
+
+
+def rows_source():
+    """The text of ``core/rowops.py``: the generated loads and stores, each a kernel of its own (a file
+    of their own, so that Numba caches them like every other kernel)."""
+    functions = GENERATED.split("def ")[1:]
+    return ROWS_HEADER + "".join(f"\n\n@jit\ndef {f.rstrip()}\n" for f in functions)
+
+
+def write_rows():
+    """Write ``core/rowops.py`` from the templates."""
+    import os
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rowops.py"), "w") as f:
+        f.write(rows_source())
 
 
 # ldN(A, i): row i of table A as an N-tuple; stN(A, i, x): x into row i; add21: row i += x
-ld3, ld6, ld9, ld21, st3, st6, st9, st21, add21 = _generate()
+from .rowops import ld3, ld6, ld9, ld21, st3, st6, st9, st21, add21  # noqa: E402
 
 
 # ---------------------------------------------------------------------------- 3-vectors, 3x3
@@ -318,3 +327,7 @@ def sym_to_parent(E, d, A):
     t22 = a22 + (d0 * b21 - d1 * b20) + (d0 * k21 - d1 * k20)
     return (t00, t01, t02, k00, k01, k02, t11, t12, k10, k11, k12,
             t22, k20, k21, k22, c00, c01, c02, c11, c12, c22)
+
+
+if __name__ == "__main__":
+    write_rows()

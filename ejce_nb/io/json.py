@@ -41,6 +41,8 @@ def _dumps(obj, indent, level=0):
 def to_dict(self):
     """The model as the JSON form's document (a dict of lists and numbers)."""
     bodies = []
+    # a mimic joint with armature of its own is written as a coupler (a mimic body takes none)
+    as_coupler = {jk[0] for jk, _ in self.coupled_armature}
     for i in range(1, self.nbodies + 1):
         # limits and passive forces per coordinate of the whole joint (a coupler's dependent
         # coordinate has none: its entries are unbounded, zero)
@@ -80,13 +82,13 @@ def to_dict(self):
             b["coordinate_names"] = list(self._qnames_full[fq])
         if np.any(self._q_default_full[fq] != self.joint_specs[i].neutral()):
             b["q_default"] = self._q_default_full[fq].tolist()
-        if self.joint_mimic[i] >= 0:
+        if self.joint_mimic[i] >= 0 and i not in as_coupler:
             b["mimic"] = {"joint": self.joint_names[self.joint_mimic[i]],
                           "multiplier": float(self.joint_mimic_multiplier[i]),
                           "offset": float(self.joint_mimic_offset[i])}
         bodies.append(b)
     d = {"format": "ejce_nb.model", "version": 1, "gravity": self.gravity.tolist(), "bodies": bodies}
-    general = [c for c in self.couplers if self.joint_mimic[c.dependent[0]] < 0]
+    general = [c for c in self.couplers if self.joint_mimic[c.dependent[0]] < 0 or c.dependent[0] in as_coupler]
     if general:
         d["couplers"] = [{"dependent": [self.joint_names[c.dependent[0]], c.dependent[1]],
                           "independent": [[self.joint_names[j], k] for j, k in c.independent],

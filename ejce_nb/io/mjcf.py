@@ -33,17 +33,26 @@ Mapping (docs/API.md, "Loading MJCF", says the same for users):
   * names: MuJoCo's body and joint names (``body<b>`` / ``joint<j>`` for unnamed ones); a
     Composite joint is named by its joints' names joined with ``+``; ``coordinate_names`` are
     MuJoCo's joint names (``name[k]`` for the entries of a ball or free joint).
-  * ``<equality joint=...>`` with ``polycoef`` whose quadratic and higher terms are zero (and
-    active at load): the first joint follows the second, q1 = q1_0 + c0 + c1 (q2 - q2_0), as a
-    mimic joint (``Model.joint_mimic``; the model then has no coordinate for q1).  Its armature,
-    damping and stiffness are carried to the joint it follows (times c1^2), as the reduced
-    dynamics have them.
-  * active ``<equality connect>`` / ``<equality weld>`` between bodies -> exact loop closures
-    (``Model.loops``; MuJoCo's are soft): connect a spherical closure at its two anchors, weld a
-    Fixed closure at the relative pose MuJoCo compiled (``relpose`` or the pose at qpos0).
+  * every active ``<equality joint=...>`` is exact, whatever body its joints sit in: joint1
+    becomes q1 = q1_0 + sum_k c_k (q2 - q2_0)^k of joint2 (``polycoef``), a coupler
+    (``ModelBuilder.add_coupler``; a mimic joint, ``Model.joint_mimic``, when linear and both
+    joints are one-coordinate joints) with no coordinate of its own; a chain of equalities
+    (joint2 itself coupled) is composed into one polynomial of the joint at its end; an equality
+    without joint2 fixes joint1 at q1_0 + c0 (its motion becomes constant; summary() says so).  A
+    cycle of equalities, or a joint that is joint1 of two, is a ``ModelError`` naming them.  A
+    linearly coupled joint's armature, damping and stiffness move to the joint it follows (times
+    the slope squared, as the reduced dynamics have them); a nonlinearly coupled joint keeps its
+    armature (``Model.coupled_armature``: M = G^T (M_full + diag(armature)) G, the bias with
+    G^T diag(armature) Gdot v, MuJoCo's reduced dynamics), its damping and stiffness are left out
+    (noted), as are the limits of coupled and fixed joints.
+  * active ``<equality connect>`` / ``<equality weld>`` -> exact loop closures (``Model.loops``;
+    MuJoCo's are soft): between bodies, connect a spherical closure at its two anchors, weld a
+    Fixed closure at the relative pose MuJoCo compiled (``relpose`` or the pose at qpos0); between
+    sites (``site1``, ``site2``), connect a spherical closure of the sites' origins, weld a Fixed
+    closure of their frames.
   * left out, listed in one ``MJCFWarning`` and in ``Model.notes`` (``summary()``): contacts,
-    actuators, tendons, inactive or site-based connect / weld and other equalities, nonlinear polynomial couplings,
-    gravity compensation, flex, friction loss, fluid forces and the rest.
+    actuators, tendons, inactive connect / weld and tendon or flex equalities, gravity
+    compensation, flex, friction loss, fluid forces and the rest.
 """
 import math
 import os
@@ -130,6 +139,86 @@ def _caller_level():
     return level
 
 
+def _poly_in_q2(c, q10, q20):
+    """MuJoCo's q1 - q1_0 = sum_k c_k (q2 - q2_0)^k as q1 = sum_m a_m q2^m (a, lowest order first)."""
+    a = np.zeros(5)
+    for k in range(5):
+        for m in range(k + 1):
+            a[m] += c[k] * math.comb(k, m) * (-q20) ** (k - m)
+    a[0] += q10
+    return a
+
+
+def _trim(a):
+    a = np.trim_zeros(np.asarray(a, dtype=float), "b")
+    return a if len(a) else np.zeros(1)
+
+
+def _resolve_joint_equalities(mj, jeq, jnames, source):
+    """The joints fixed or coupled by active joint equalities (``jeq``: joint1 -> (label, joint2
+    or -1, polycoef)), each followed along its chain of equalities to a joint that keeps its
+    coordinate: (locked {joint: value}, dependent {joint: (joint it follows, polynomial
+    coefficients in that joint's q, lowest order first)}).  A chain that comes back to a joint on
+    it is a ``ModelError`` naming the equalities of the cycle."""
+    qpos0 = np.asarray(mj.qpos0, dtype=float)
+    q0 = {j: float(qpos0[mj.jnt_qposadr[j]]) for j in range(mj.njnt)}
+    done = {}
+
+    def resolve(j, path):
+        if j in done:
+            return done[j]
+        if j not in jeq:
+            return ("free", j, None)
+        if j in path:
+            cycle = path[path.index(j):]
+            raise ModelError(f"{source}: joint equalities {[jeq[x][0] for x in cycle]} couple the joints "
+                             f"{[jnames[x] for x in cycle]} in a cycle: the joints are no functions of others; "
+                             "the file cannot be loaded as an exact coupling (remove one of the equalities)")
+        label, j2, c = jeq[j]
+        if j2 < 0:
+            out = ("lock", float(q0[j] + c[0]), None)
+        else:
+            a = _poly_in_q2(c, q0[j], q0[j2])
+            kind, root, inner = resolve(j2, path + [j])
+            if kind == "lock":
+                out = ("lock", float(np.polynomial.polynomial.polyval(root, a)), None)
+            else:
+                if kind == "dep":
+                    # a(inner(q_root)): the chain's composition, exact as a polynomial
+                    a = np.polynomial.polynomial.polyval(np.polynomial.Polynomial(inner), a).coef \
+                        if len(_trim(a)) > 1 else a[:1]
+                a = _trim(a)
+                out = ("lock", float(a[0]), None) if len(a) == 1 else ("dep", root, a)
+        done[j] = out
+        return out
+
+    locked, dependent = {}, {}
+    for j in jeq:
+        kind, x, coeffs = resolve(j, [])
+        if kind == "lock":
+            locked[j] = x
+        else:
+            dependent[j] = (x, coeffs)
+    return locked, dependent
+
+
+def _closure(mj, e, label, connect, sites):
+    """(label, body1, body2, closure joint, placement in body1, placement in body2) of an active
+    connect or weld equality (MuJoCo's are soft, these exact).  Between bodies: connect is a
+    spherical closure at the two compiled anchors (eq_data[0:3] in body1, [3:6] in body2), weld a
+    Fixed closure at the pose of body2 in body1 (eq_data[3:6] position, [6:10] quaternion).
+    Between sites: the sites' origins coincide (connect) or their frames (weld)."""
+    data = np.array(mj.eq_data[e], dtype=float)
+    o1, o2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
+    if sites:
+        T1, T2 = (Transform(_quat_matrix(mj.site_quat[s]), np.array(mj.site_pos[s], dtype=float)) for s in (o1, o2))
+        b1, b2 = int(mj.site_bodyid[o1]), int(mj.site_bodyid[o2])
+        return (label, b1, b2, _specs.Spherical("quaternion") if connect else _specs.Fixed(), T1, T2)
+    if connect:
+        return (label, o1, o2, _specs.Spherical("quaternion"), Transform(None, data[0:3]), Transform(None, data[3:6]))
+    return (label, o1, o2, _specs.Fixed(), Transform(_quat_matrix(data[6:10]), data[3:6]), Transform())
+
+
 def from_mujoco(mjmodel, source=None, warn=True):
     """The ``ej.Model`` of a compiled ``mujoco.MjModel`` (see the module's mapping).
 
@@ -140,7 +229,7 @@ def from_mujoco(mjmodel, source=None, warn=True):
     mujoco = _mujoco()
     mj = mjmodel
     source = source or "MuJoCo model"
-    OBJ_BODY, OBJ_JOINT = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
+    OBJ_BODY, OBJ_JOINT, OBJ_SITE = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT, mujoco.mjtObj.mjOBJ_SITE
     FREE, BALL, SLIDE, HINGE = (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL),
                                 int(mujoco.mjtJoint.mjJNT_SLIDE), int(mujoco.mjtJoint.mjJNT_HINGE))
     notes = []
@@ -153,71 +242,49 @@ def from_mujoco(mjmodel, source=None, warn=True):
     bnames = [_name(mujoco, mj, OBJ_BODY, i, f"body{i}") for i in range(mj.nbody)]
     bnames[0] = "world"
 
-    # joint equalities: linear couplings, joint -> (source joint, multiplier, offset), become
-    # mimic joints; nonlinear ones, joint -> (source joint, coefficients in q_source), couplers
-    coupled = {}
-    poly = {}
+    # joint equalities (MuJoCo: q1 - q1_0 = sum_k c_k (q2 - q2_0)^k; without joint2, q1 = q1_0 + c0):
+    # each becomes exact.  ``jeq``: joint1 -> (label, joint2 or -1, c)
     EQ = mujoco.mjtEq
     eq_left = {}
     closures = []
+    jeq = {}
     for e in range(mj.neq):
         kind = int(mj.eq_type[e])
         active = bool(mj.eq_active0[e])
         label = _name(mujoco, mj, mujoco.mjtObj.mjOBJ_EQUALITY, e, f"#{e}")
+        objtype = int(mj.eq_objtype[e])
         if kind in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)) and active and \
-                int(mj.eq_objtype[e]) == int(OBJ_BODY):
-            # a rigid loop closure (MuJoCo's is soft): connect -> spherical closure at the two
-            # anchors (eq_data[0:3] in body1, [3:6] in body2); weld -> Fixed closure at the pose
-            # of body2 in body1 (eq_data[3:6] position, [6:10] quaternion)
-            data = np.array(mj.eq_data[e], dtype=float)
-            b1, b2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
-            if kind == int(EQ.mjEQ_CONNECT):
-                closures.append((label, b1, b2, _specs.Spherical("quaternion"), Transform(None, data[0:3]),
-                                 Transform(None, data[3:6])))
-            else:
-                closures.append((label, b1, b2, _specs.Fixed(), Transform(_quat_matrix(data[6:10]), data[3:6]),
-                                 Transform()))
+                objtype in (int(OBJ_BODY), int(OBJ_SITE)):
+            closures.append(_closure(mj, e, label, kind == int(EQ.mjEQ_CONNECT), objtype == int(OBJ_SITE)))
             continue
         if kind != int(EQ.mjEQ_JOINT):
             what = {int(EQ.mjEQ_CONNECT): "connect", int(EQ.mjEQ_WELD): "weld",
                     int(EQ.mjEQ_TENDON): "tendon"}.get(kind, "flex/other")
-            if kind in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)):
-                what = f"inactive {what}" if not active else f"{what} (between sites)"
+            if kind in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)) and not active:
+                what = f"inactive {what}"
             eq_left.setdefault(f"{what} equalities (closed loops and other constraints)", []).append(label)
             continue
         if not active:
             eq_left.setdefault("inactive joint equalities", []).append(label)
             continue
         j1, j2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
-        c = np.array(mj.eq_data[e, :5], dtype=float)
-        why = None
-        if j2 < 0:
-            why = "joint equalities that lock a joint at a value"
-        elif any(int(mj.jnt_type[j]) not in (HINGE, SLIDE) for j in (j1, j2)):
-            why = "joint couplings of a ball or free joint"
-        elif (j1 in coupled or j2 in coupled or j1 in poly or j2 in poly or j1 == j2
-              or any(v[0] == j1 for v in list(coupled.values()) + list(poly.values()))):
-            why = "chained or repeated joint couplings"
-        elif np.all(c[2:] == 0.0) and any(mj.body_jntnum[mj.jnt_bodyid[j]] != 1 for j in (j1, j2)):
-            why = "linear joint couplings of a joint that is not the only hinge or slide of its body"
-        if why is not None:
-            eq_left.setdefault(why, []).append(label)
-            continue
-        q10, q20 = float(mj.qpos0[mj.jnt_qposadr[j1]]), float(mj.qpos0[mj.jnt_qposadr[j2]])
-        if np.all(c[2:] == 0.0):
-            coupled[j1] = (j2, float(c[1]), q10 + float(c[0]) - float(c[1]) * q20)
-        else:
-            # q1 - q1_0 = sum_k c_k (q2 - q2_0)^k, as a polynomial in q2 (lowest order first)
-            coeffs = np.zeros(5)
-            for k in range(5):
-                for m in range(k + 1):
-                    coeffs[m] += c[k] * math.comb(k, m) * (-q20) ** (k - m)
-            coeffs[0] += q10
-            poly[j1] = (j2, coeffs)
+        for j in (j1, j2):
+            if j >= 0 and int(mj.jnt_type[j]) not in (HINGE, SLIDE):
+                raise ModelError(f"{source}: joint equality {label!r}: joint {jnames[j]!r} is not a hinge or slide")
+        if j1 in jeq:
+            raise ModelError(f"{source}: joint equalities {jeq[j1][0]!r} and {label!r} both make joint {jnames[j1]!r} "
+                             "a function of other joints (joint1 of both): the model has no exact elimination of "
+                             "them; keep one of the two")
+        jeq[j1] = (label, j2, np.array(mj.eq_data[e, :5], dtype=float))
     for what, labels in eq_left.items():
         notes.append(f"{what}: {len(labels)} ({', '.join(labels[:8])}{', ...' if len(labels) > 8 else ''})")
+    locked, dependent = _resolve_joint_equalities(mj, jeq, jnames, source)
 
-    # per-dof passive terms and armature, with coupled joints' terms carried to their source
+    # per-dof passive terms and armature; a coordinate coupled linearly hands its armature,
+    # damping and stiffness to the coordinate it follows (times the slope squared, as the reduced
+    # dynamics have them); one coupled nonlinearly keeps its armature (carried through the
+    # coupler's Jacobian, M = G^T (M_full + diag(armature)) G), its damping and stiffness are
+    # left out
     arm = np.array(mj.dof_armature, dtype=float)
     damp = np.array(mj.dof_damping, dtype=float)
     stiff = np.zeros(mj.nv)
@@ -237,27 +304,44 @@ def from_mujoco(mjmodel, source=None, warn=True):
             left_spring.append(jnames[j])
     if left_spring:
         notes.append(f"joint stiffness on the rotation of ball and free joints: {', '.join(left_spring)}")
-    for j1, (j2, k1, off) in coupled.items():
+    lost, lost_limits = [], []
+    for j1, (j2, coeffs) in dependent.items():
         d1, d2 = int(mj.jnt_dofadr[j1]), int(mj.jnt_dofadr[j2])
-        arm[d2] += k1 * k1 * arm[d1]
-        damp[d2] += k1 * k1 * damp[d1]
-        # k1 (q1 - s1) with q1 = k1 q2 + off is k1 k1^2 (q2 - (s1 - off) / k1)
-        ks = stiff[d1] * k1 * k1
-        if ks != 0.0:
-            s1 = (sref[d1] - off) / k1
-            tot = stiff[d2] + ks
-            sref[d2] = (stiff[d2] * sref[d2] + ks * s1) / tot
-            stiff[d2] = tot
+        if mj.jnt_limited[j1]:
+            lost_limits.append(jnames[j1])
+        if len(coeffs) == 2:
+            off, k1 = float(coeffs[0]), float(coeffs[1])
+            arm[d2] += k1 * k1 * arm[d1]
+            damp[d2] += k1 * k1 * damp[d1]
+            # k1 (q1 - s1) with q1 = k1 q2 + off is k1 k1^2 (q2 - (s1 - off) / k1)
+            ks = stiff[d1] * k1 * k1
+            if ks != 0.0:
+                s1 = (sref[d1] - off) / k1
+                tot = stiff[d2] + ks
+                sref[d2] = (stiff[d2] * sref[d2] + ks * s1) / tot
+                stiff[d2] = tot
+            arm[d1] = 0.0
+        elif damp[d1] != 0.0 or stiff[d1] != 0.0:
+            lost.append(jnames[j1])
+        damp[d1] = stiff[d1] = sref[d1] = 0.0
+    for j in locked:
+        if mj.jnt_limited[j]:
+            lost_limits.append(jnames[j])
+    if lost:
+        notes.append("damping and stiffness of joints that follow another nonlinearly: " + ", ".join(lost))
+    if lost_limits:
+        notes.append("limits of joints fixed or coupled by joint equalities: " + ", ".join(lost_limits))
 
     ball_limits = []
     used_joint_names = set(jnames)
+    coord_of = {}          # MuJoCo joint -> (ej joint name, coordinate in the joint)
     for i in range(1, mj.nbody):
         who = f"{source}: body {bnames[i]!r}"
         parent = int(mj.body_parentid[i])
         Tb = Transform(_quat_matrix(mj.body_quat[i]), np.array(mj.body_pos[i], dtype=float))
         js = list(range(int(mj.body_jntadr[i]), int(mj.body_jntadr[i]) + int(mj.body_jntnum[i])))
         types = [int(mj.jnt_type[j]) for j in js]
-        mim = None
+        own = [j for j in js if j not in locked]          # the joints that keep a coordinate
         if not js:
             spec, P, Cp = _specs.Fixed(), Tb, Transform()
             jname = f"{bnames[i]}_joint"
@@ -276,7 +360,7 @@ def from_mujoco(mjmodel, source=None, warn=True):
             if mj.jnt_limited[js[0]]:
                 ball_limits.append(jname)
         elif all(t in (HINGE, SLIDE) for t in types):
-            n = len(js)
+            n = len(own)
             anchors = [np.array(mj.jnt_pos[j], dtype=float) for j in js]
             axes = [np.array(mj.jnt_axis[j], dtype=float) for j in js]
             refs = [float(mj.qpos0[mj.jnt_qposadr[j]]) for j in js]
@@ -285,39 +369,52 @@ def from_mujoco(mjmodel, source=None, warn=True):
                      -refs[0] * axes[0] if types[0] == SLIDE else np.zeros(3))
             P = Tb @ Transform(None, anchors[0]) @ Transform(*first)
             Cp = Transform(None, anchors[-1])
-            if n == 1:
+            jname = "+".join(jnames[j] for j in js)
+            if n == 0:
+                # every joint fixed by an equality: the body is welded at that pose
+                T = Transform()
+                for k, j in enumerate(js):
+                    if k > 0:
+                        T = T @ Transform(None, anchors[k] - anchors[k - 1])
+                    x = locked[j] - (refs[k] if k > 0 else 0.0)
+                    T = T @ (Transform(rot_axis_angle(axes[k], x)) if types[k] == HINGE
+                             else Transform(None, x * axes[k]))
+                spec, P = _specs.Fixed(), P @ T
+            elif len(js) == 1:
                 spec = (_specs.Revolute if types[0] == HINGE else _specs.Prismatic)(axes[0])
-                jname = jnames[js[0]]
-                if js[0] in coupled:
-                    src, k1, off = coupled[js[0]]
-                    mim = (jnames[src], k1, off)
             else:
                 motions = []
-                for k in range(n):
+                for k, j in enumerate(js):
                     if k > 0:
                         gap = anchors[k] - anchors[k - 1]
                         dist = float(np.linalg.norm(gap))
                         if dist > 0.0:
                             motions.append(_specs.Trans(gap / dist, _fn.Linear(np.zeros(n), dist)))
                     e = np.zeros(n)
-                    e[k] = 1.0
+                    off = -refs[k] if k > 0 else 0.0
+                    if j in locked:
+                        off += locked[j]
+                    else:
+                        e[own.index(j)] = 1.0
                     kind = _specs.Rot if types[k] == HINGE else _specs.Trans
-                    motions.append(kind(axes[k], _fn.Linear(e, -refs[k] if k > 0 else 0.0)))
+                    motions.append(kind(axes[k], _fn.Linear(e, off)))
                 spec = _specs.Composite(motions, n)
-                jname = "+".join(jnames[j] for j in js)
         else:
             raise ModelError(f"{who}: joints {[jnames[j] for j in js]} of kinds "
                              f"{[mujoco.mjtJoint(t).name for t in types]}: a ball joint among several joints of "
                              "one body cannot be held (a body takes one ball or free joint alone, or hinges and "
                              "slides)")
-        # limits and passive terms of the joint's own coordinates
+        for k, j in enumerate(own):
+            coord_of[j] = (jname, k)
+        # limits and passive terms of the joint's own coordinates (a coupled one's are dropped or
+        # carried by the builder: see above)
         ql, qu = [], []
         dofs = []
         cnames = []
-        for j in js:
+        for j in own:
             t, qa, d = int(mj.jnt_type[j]), int(mj.jnt_qposadr[j]), int(mj.jnt_dofadr[j])
             nq, nv = {FREE: (7, 6), BALL: (4, 3)}.get(t, (1, 1))
-            lim = bool(mj.jnt_limited[j]) and t in (HINGE, SLIDE)
+            lim = bool(mj.jnt_limited[j]) and t in (HINGE, SLIDE) and j not in dependent
             ql += [float(mj.jnt_range[j, 0]) if lim else None] + [None] * (nq - 1)
             qu += [float(mj.jnt_range[j, 1]) if lim else None] + [None] * (nq - 1)
             dofs += list(range(d, d + nv))
@@ -328,14 +425,13 @@ def from_mujoco(mjmodel, source=None, warn=True):
         inertia = Ri @ np.diag(np.array(mj.body_inertia[i], dtype=float)) @ Ri.T
         inertia = 0.5 * (inertia + inertia.T)
         kw = dict(coordinate_names=cnames) if cnames else {}
-        if mim is None and len(dofs):
+        if len(dofs):
             kw.update(q_lower=ql, q_upper=qu, damping=damp[dofs], stiffness=stiff[dofs],
                       spring_ref=sref[dofs], armature=arm[dofs])
         try:
             b.add_body(bnames[i], parent=parent, joint=spec, placement=P, child_placement=Cp, mass=mass,
                        com=np.array(mj.body_ipos[i], dtype=float), inertia=inertia, joint_name=jname,
-                       inertia_as_written=inertia_defect(inertia) is not None if mass > 0 else False,
-                       mimic=mim, **kw)
+                       inertia_as_written=inertia_defect(inertia) is not None if mass > 0 else False, **kw)
         except ModelError as e:
             raise ModelError(f"{who}: {e}") from None
     if ball_limits:
@@ -361,16 +457,13 @@ def from_mujoco(mjmodel, source=None, warn=True):
     if nmocap:
         notes.append(f"mocap bodies: {nmocap}, fixed at their pose in the file")
     b.notes = [f"MJCF, not loaded: {n}" for n in notes]
-    lost = []
-    for j1, (j2, coeffs) in poly.items():
-        b.add_coupler(jnames[j1], jnames[j2], _fn.Poly(0, np.trim_zeros(coeffs, "b")))
-        d1 = int(mj.jnt_dofadr[j1])
-        if arm[d1] != 0.0 or damp[d1] != 0.0 or stiff[d1] != 0.0:
-            lost.append(jnames[j1])
-    if lost:
-        notes.append("armature, damping and stiffness of joints that follow another nonlinearly: "
-                     + ", ".join(lost))
-        b.notes.append(f"MJCF, not loaded: {notes[-1]}")
+    if locked:
+        # exact, so no warning: said in the notes for summary()
+        b.notes.append("MJCF: joints fixed by joint equalities, welded at their values: "
+                       + ", ".join(f"{jnames[j]} = {v:.6g}" for j, v in locked.items()))
+    for j1, (j2, coeffs) in dependent.items():
+        f = (_fn.Linear([coeffs[1]], coeffs[0]) if len(coeffs) == 2 else _fn.Poly(0, coeffs))
+        b.add_coupler(coord_of[j1], [coord_of[j2]], f)
     for label, b1, b2, spec, Pa, Pb in closures:
         b.add_loop(label if not label.startswith("#") else f"equality{label[1:]}", b1, b2, joint=spec,
                    placement_a=Pa, placement_b=Pb)

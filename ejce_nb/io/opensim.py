@@ -1,6 +1,8 @@
 """OpenSim models (``.osim``, OpenSim 4 format; the 3.3 format, joints inside their child bodies,
 read as its OpenSim 4 equivalent) as ``ej.Model``: bodies, joints, coordinates and coordinate
-couplers, read with ``xml.etree`` (OpenSim itself is not needed).
+couplers, read with expat without namespace processing (``xmltree``: OpenSim's element names
+with C++ scopes, ``HuntCrossleyForce::ContactParametersSet``, are legal XML names; OpenSim itself
+is not needed).
 
 Mapping (OpenSim -> ejce_nb):
   * ``Ground`` -> body 0 (the world); each ``Body`` -> a body with OpenSim's ``mass``,
@@ -35,8 +37,10 @@ Mapping (OpenSim -> ejce_nb):
     format) by its OpenSim path ``/jointset/<joint>/<frame>``, and each ``Marker`` by its name
     (``_marker`` appended where a body has it), on the body it is fixed on.
   * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
-    ``model.summary()``: forces (muscles, ligaments, actuators, contact), contact
-    geometry, probes, controllers, constraints other than couplers and loop closures.
+    ``model.summary()``: forces (muscles, ligaments, actuators, contact forces such as
+    ``HuntCrossleyForce`` and ``ElasticFoundationForce``), contact geometry, probes, controllers,
+    constraints other than couplers and loop closures (an enforced one is said to leave its
+    freedoms free).  Errors name the file, the element and its line.
   * ``PointConstraint`` (enforced) -> a spherical loop closure at its two locations;
     ``WeldConstraint`` -> a Fixed loop closure of its two frames (``ModelBuilder.add_loop``).
 """
@@ -48,7 +52,7 @@ from ..errors import ModelError
 from ..model.builder import ModelBuilder, balance_inertia as _balance, inertia_defect
 from . import opensim_fn as F
 from .opensim_joints import _coupler, _joint_spec
-from .opensim_read import _Joint, _closure, _frame, _is_33, _named_frames, _objects, _read, _text
+from .opensim_read import _Joint, _closure, _frame, _is_33, _named_frames, _objects, _read, _text, line_of
 from .opensim_read import xyz_body_fixed  # noqa: F401  (OpenSim's frame orientation, R = Rx Ry Rz)
 from .urdf import InertiaWarning
 
@@ -95,9 +99,9 @@ def _load(model, source, fix_locked, drive, policy):
     joints = []
     for el in _objects(model, "BodySet"):
         if el.tag != "Body":
-            raise ModelError(f"BodySet: unknown element <{el.tag}>")
+            raise ModelError(f"BodySet: unknown element <{el.tag}>{line_of(el)}")
         name = el.get("name")
-        w = f"body {name!r}"
+        w = f"body {name!r}{line_of(el)}"
         if v33 and name == "ground":
             continue
         if not name or name in bodies or name == "ground":
@@ -183,7 +187,8 @@ def _load(model, source, fix_locked, drive, policy):
         elif el.tag in ("PointConstraint", "WeldConstraint") and enforced:
             _closure(b, el, bodies, source)
         else:
-            key = el.tag + ("" if enforced else " (not enforced)")
+            # an enforced constraint left out leaves the model the freedoms it removes: said so
+            key = el.tag + (" (enforced: its freedoms stay free here)" if enforced else " (not enforced)")
             left[key] = left.get(key, 0) + 1
     for set_tag in ("ForceSet", "ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
         for el in _objects(model, set_tag):

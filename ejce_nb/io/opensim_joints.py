@@ -10,7 +10,7 @@ from ..core.joints import specs as J
 from ..core.transform import Transform
 from ..errors import ModelError
 from . import opensim_fn as F
-from .opensim_read import X, Y, Z, _rot, _text
+from .opensim_read import X, Y, Z, _rot, _text, line_of
 
 # (rotation or translation, axis, coordinate) of each built-in joint kind, in Composite order
 _BUILTIN = {"WeldJoint": [], "PinJoint": [("R", Z, 0)], "SliderJoint": [("T", X, 0)],
@@ -175,7 +175,7 @@ def _substitute(f, values):
 
 def _coupler(b, el, coord_at, locked_value):
     name = el.get("name")
-    w = f"CoordinateCouplerConstraint {name!r}"
+    w = f"CoordinateCouplerConstraint {name!r}{line_of(el)}"
     dep = _text(el, "dependent_coordinate_name")
     ind = (_text(el, "independent_coordinate_names", "") or "").split()
     if not dep or not ind:

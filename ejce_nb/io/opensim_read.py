@@ -10,6 +10,7 @@ from ..core.joints import specs as J
 from ..core.transform import Transform
 from ..errors import ModelError
 from . import opensim_fn as F
+from .xmltree import XMLError, line_of, parse
 
 JOINT_KINDS = ("CustomJoint", "WeldJoint", "PinJoint", "SliderJoint", "UniversalJoint", "PlanarJoint",
                "GimbalJoint", "BallJoint", "FreeJoint", "EllipsoidJoint")
@@ -43,7 +44,7 @@ class _Coordinate:
         self.name = el.get("name")
         if not self.name:
             raise ModelError(f"{where}: <Coordinate> without a name")
-        w = f"{where}: coordinate {self.name!r}"
+        w = f"{where}: coordinate {self.name!r}{line_of(el)}"
         d = F.numbers(el, "default_value", w, 1)
         self.default = 0.0 if d is None else d[0]
         r = F.numbers(el, "range", w, 2)
@@ -72,9 +73,9 @@ class _Joint:
     def __init__(self, el, where, child33=None):
         self.kind = el.tag
         self.name = el.get("name")
-        self.where = f"{where}: {self.kind} {self.name!r}"
+        self.where = f"{where}: {self.kind} {self.name!r}{line_of(el)}"
         if self.kind not in JOINT_KINDS:
-            raise ModelError(f"{where}: {self.kind} {self.name!r}: joint kind not supported "
+            raise ModelError(f"{self.where}: joint kind not supported "
                              f"(supported: {', '.join(JOINT_KINDS)})")
         self.el = el
         self.frames = {}
@@ -127,7 +128,7 @@ def _closure(b, el, bodies, source):
     """A ``PointConstraint`` (a point of body 1 on a point of body 2) -> a spherical loop
     closure; a ``WeldConstraint`` (frame 1 on frame 2) -> a Fixed loop closure."""
     name = el.get("name") or el.tag
-    w = f"{source}: {el.tag} {name!r}"
+    w = f"{source}: {el.tag} {name!r}{line_of(el)}"
 
     class _Frames:
         frames = {}
@@ -167,12 +168,15 @@ def _read(path):
     source = os.fspath(path) if not (isinstance(path, str) and path.lstrip().startswith("<")) else "<osim text>"
     try:
         if source == "<osim text>":
-            root = ET.fromstring(path)
+            data = path             # expat reads a str as UTF-8 text, whatever it declares
         else:
-            root = ET.parse(source).getroot()
+            with open(source, "rb") as f:
+                data = f.read()
     except OSError as e:
         raise ModelError(f"{source}: cannot read OpenSim file: {e}") from None
-    except ET.ParseError as e:
+    try:
+        root = parse(data)
+    except XMLError as e:
         raise ModelError(f"{source}: malformed XML: {e}") from None
     model = root.find("Model") if root.tag == "OpenSimDocument" else (root if root.tag == "Model" else None)
     if model is None:
@@ -212,7 +216,7 @@ def _named_frames(b, model, joints, bodies, v33):
     taken = set(bodies) | {"ground", "world"} | set(paths)
     for el in _objects(model, "MarkerSet"):
         name = el.get("name")
-        w = f"MarkerSet: {el.tag} {name!r}"
+        w = f"MarkerSet: {el.tag} {name!r}{line_of(el)}"
         if el.tag != "Marker" or not name:
             raise ModelError(f"{w}: expected <Marker name=...>")
         parent = _text(el, "body" if v33 else "socket_parent_frame")

@@ -17,8 +17,9 @@ Mapping (the README's "Loading URDF" says the same for users):
     joints), velocity and effort (none when absent) are kept as the model's limits.
   * ``<dynamics damping="...">`` of a revolute, continuous or prismatic joint is kept as the
     joint's viscous damping (``Model.dof_damping``, used by ``ej.simulate``); ``friction`` is
-    ignored (Coulomb friction is not modelled), as is ``<dynamics>`` on other joints and on mimic
-    joints (which have no velocity of their own).
+    ignored (Coulomb friction is not modelled), as is ``<dynamics>`` on other joints.  A mimic
+    joint (no velocity of its own) hands its damping and rotor inertia to the joint it follows,
+    times the multiplier squared (its share of the reduced dynamics).
   * ``<mimic>`` (mimic=True): the joint follows the other joint's coordinate with no coordinate
     of its own (``Model.joint_mimic``); chains of mimic joints are composed.  On a fixed joint it
     is ignored; mimic=False ignores every ``<mimic>``.
@@ -40,6 +41,7 @@ import numpy as np
 from ..errors import ModelError
 from ..model.builder import ModelBuilder, balance_inertia
 from ..core.transform import Transform
+from .xmltree import XMLError, parse
 from .urdf_read import _ONE_DOF, _Joint, _Link, _read, _root_spec, _rotor_inertias
 from .urdf_read import _z_onto  # noqa: F401  (the rotation that takes z onto a joint's axis)
 
@@ -107,8 +109,8 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy, merge_fixed=Fals
     """(model, [(link, defect, principal moments as written, balanced), ...] for every link
     whose inertia is inconsistent)."""
     try:
-        robot = ET.fromstring(text)
-    except ET.ParseError as e:
+        robot = parse(text)       # no namespace processing: undeclared prefixes (drake:, xacro:) are names
+    except XMLError as e:
         raise ModelError(f"not well-formed XML: {e}") from None
     except (ValueError, UnicodeError) as e:
         raise ModelError(f"cannot parse XML: {e}") from None
@@ -207,6 +209,14 @@ def _load(text, root_spec, floating, use_mimic, inertia_policy, merge_fixed=Fals
         reports.append((name, lk.defect, np.linalg.eigvalsh(lk.inertia).tolist(), balanced))
 
     armature = _rotor_inertias(robot, joints)
+    # a mimic joint's rotor inertia and damping act on its source through the coupling
+    # (q = k q_src + off): k^2 times them join the source's, as the reduced dynamics have them
+    for name, (src, k, _) in coupling.items():
+        if armature.get(name):
+            armature[src] = armature.get(src, 0.0) + k * k * armature.pop(name)
+        if joints[name].damping:
+            joints[src].damping += k * k * joints[name].damping
+            joints[name].damping = 0.0
     b = ModelBuilder(gravity=GRAVITY)
     root_is_world = root == "world"
     if root_is_world and floating:

@@ -132,8 +132,10 @@ class ModelBuilder:
         ``armature``: rotor inertia of each of the joint's velocity variables (one number for all
         or one per variable, >= 0), added to the mass matrix's diagonal, M += diag(armature), in
         every algorithm (MuJoCo's ``armature``; a motor's rotor inertia times its gear ratio
-        squared).  Limits, passive terms and armature of a coupler's dependent coordinate are
-        dropped (it has no velocity variable of its own).
+        squared).  Limits, damping and stiffness of a coupler's dependent coordinate are dropped
+        (it has no velocity variable of its own); its armature acts through the coupler: the
+        reduced mass matrix holds ``G^T diag(armature) G`` and the bias ``G^T diag(armature) Gdot v``
+        (``Model.coupled_armature``).
 
         ``coordinate_names``: one name per coordinate of the joint (default: the joint's name,
         with ``[k]`` when it has several); ``q_default``: the joint's default coordinates
@@ -363,6 +365,10 @@ class ModelBuilder:
             keep = np.array([(j, k) not in dep for k in range(n)], dtype=bool)
             keepv = keep if b["joint"].nq == b["joint"].nv else np.ones(len(b["lims"][2]), dtype=bool)
             cut.append((keep, keepv))
+        # a coupler's dependent coordinate keeps its armature: it acts through the coupling
+        # (the expansion's M_full + diag(armature), reduced by G)
+        dep_arm = [((j, k), float(b["passive"][3][k])) for j, b in enumerate(rows) if b["mimic"] is None
+                   for k in range(len(b["passive"][3])) if (j, k) in dep and b["passive"][3][k] != 0.0]
         names = None
         if any(b["cnames"] is not None for b in rows):
             names = []
@@ -393,7 +399,7 @@ class ModelBuilder:
             dof_stiffness=np.concatenate([b["passive"][1][k] for b, (_, k) in zip(rows, cut)]),
             dof_springref=np.concatenate([b["passive"][2][k] for b, (_, k) in zip(rows, cut)]),
             dof_armature=np.concatenate([b["passive"][3][k] for b, (_, k) in zip(rows, cut)]),
-            couplers=couplers, coordinate_names=names, q_default=qdef,
+            couplers=couplers, coordinate_names=names, q_default=qdef, coupled_armature=dep_arm or None,
             notes=tuple(self.notes), loops=self._built_loops(), frames=self._built_frames(),
         )
 

@@ -191,7 +191,7 @@ def expand_state(own_q, own_v, cq, cv, cnind, cind_q, cind_v, cfadr, cscale, par
             af[cv[c]] = acc
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def gt_mul(G, X, out):
     """out = G^T X, skipping the zeros of G (mostly rows of the identity)."""
     out[:, :] = 0.0

@@ -32,6 +32,10 @@ class Expansion:
                 [fill(self.v_limit, nvf, own_v, np.inf)], [fill(self.effort_limit, nvf, own_v, np.inf)],
                 [fill(self.dof_damping, nvf, own_v, 0.0)], [fill(self.dof_stiffness, nvf, own_v, 0.0)],
                 [fill(self.dof_springref, nvf, own_v, 0.0)], [fill(self.dof_armature, nvf, own_v, 0.0)]]
+        # the dependent coordinates' armature (``coupled_armature``), on their velocity variables
+        vadr = np.concatenate([[0], np.cumsum([s.nv for s in self.joint_specs])])
+        for (j, k), a in self.coupled_armature:
+            lims[7][0][vadr[j] + k] = a
         m = type(self)(gravity=self.gravity, body_names=self.body_names, joint_names=self.joint_names,
                   joint_specs=self.joint_specs, parent=self.body_parent,
                   joint_P=[Transform(R, p) for R, p in zip(self.joint_P_rot, self.joint_P_pos)],

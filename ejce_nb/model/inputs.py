@@ -40,7 +40,7 @@ ZERO_COLUMN = 1e-12
 
 
 # ---------------------------------------------------------------------------- in the kernels
-@jit(inline="always")
+@jit(forceinline=True)
 def check(m, q, v, a, level, t):
     """(status, joint) of one state: q always, v from level 1, a (qdd or tau) at level 2.
     Inlined where it is called (a call would copy the model's views)."""
@@ -164,7 +164,7 @@ def state_array(x, n, name, B=ANY):
     B = ANY: x may set the batch size; None: a single state, x must be (n,); an int: (B, n)."""
     if x is None:
         raise ValueError(f"{name} is required")
-    a = _real_array(x, name)
+    a = real_array(x, name)
     if a.ndim == 1:
         if a.shape[0] != n:
             raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
@@ -186,7 +186,7 @@ def state_array(x, n, name, B=ANY):
     raise ValueError(f"{name} must have shape ({n},) or (B, {n}), got {a.shape}")
 
 
-def _real_array(x, name):
+def real_array(x, name):
     """x as a writeable C-contiguous float64 array; real numbers only (not complex, bool, text)."""
     try:
         a = np.asarray(x)
@@ -210,7 +210,7 @@ def _real_array(x, name):
 
 def time_array(t, B, name="t"):
     """``t`` as a (max(B, 1),) float64 array from a float (or, for a batch, a (B,) array)."""
-    a = np.array(_real_array(t, name), copy=True)
+    a = np.array(real_array(t, name), copy=True)
     if a.ndim == 0:
         if not np.isfinite(a):
             raise ValueError(f"{name} is {float(a)}; a finite time is required")

@@ -7,7 +7,7 @@ those declarations: the offsets (``pack_model``), the numpy views of Python (``t
 ``model_tables``, ``record_tables``, the ``Model`` attributes, ``ej.Data``'s views) and the
 compiled views the kernels use (``model_view(mb)``, ``record_view(mb, w, off)``,
 ``scratch_view(mb, w, off)`` and their lane-layout forms ``record_lanes``, ``scratch_lanes``,
-generated from the declarations: ``print(layout.GENERATED)`` shows their source).  Adding a
+generated from the declarations into ``model/views.py`` by ``python -m ejce_nb.model.layout``).  Adding a
 table is one line in its declaration; the kernels then read it as ``m.name``, ``r.name`` or
 ``s.name``.
 
@@ -27,7 +27,6 @@ with the state it belongs to (``hdr``, ``qkey``, ``vkey``, ``akey``), so that a 
 same state reuses it (``ej.Data``); the *scratch* holds what only lives during one algorithm.
 """
 import collections
-import linecache
 
 import numba
 import numpy as np
@@ -371,19 +370,35 @@ _SOURCES = (
 GENERATED = "\n\n".join(_SOURCES)
 
 
-def _generate():
-    """Compile the views above from their source (shown by ``print(layout.GENERATED)``).  They
-    are compiled in memory where a kernel that calls them is compiled (the kernel's own cache
-    holds their code), since generated source has no file for Numba's cache."""
-    filename = "<ejce_nb.model.layout: generated views>"
-    linecache.cache[filename] = (len(GENERATED), None, GENERATED.splitlines(True), filename)
-    space = dict(globals())
-    exec(compile(GENERATED, filename, "exec"), space)
-    return tuple(jit(cache=False)(space[name])
-                 for name in ("model_view", "record_view", "scratch_view", "record_lanes", "scratch_lanes"))
+VIEWS_HEADER = '''"""The compiled views of the packed buffers (``layout``): generated from the declarations of
+``layout.MODEL``, ``RECORD`` and ``SCRATCH`` by ``python -m ejce_nb.model.layout``; do not edit (a test
+checks that this file is what the declarations give).  Each is inlined by LLVM where it is called,
+so a kernel keeps only the tables it reads."""
+import numpy as np
+
+from .._jit import jit
+from ..core.lanes import LANES
+from .layout import ModelView, Record, Scratch, rows, rows3, vec
+
+'''
 
 
-model_view, record_view, scratch_view, record_lanes, scratch_lanes = _generate()
+def views_source():
+    """The text of ``model/views.py``: the generated views, each a kernel inlined by LLVM (a file of
+    their own, so that Numba caches them like every other kernel)."""
+    body = GENERATED.replace("\ndef ", "\n@jit(forceinline=True)\ndef ")
+    return VIEWS_HEADER + "\n" + "@jit(forceinline=True)\n" + body.rstrip() + "\n"
+
+
+def write_views():
+    """Write ``model/views.py`` from the declarations (after a table is added or changed)."""
+    import os
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "views.py"), "w") as f:
+        f.write(views_source())
+
+
+from .views import model_view, record_view, scratch_view, record_lanes, scratch_lanes  # noqa: E402
 
 
 def lane_size(mb):
@@ -402,9 +417,13 @@ def group_views(mb, w, off):
     return r, scratch_lanes(mb, w, off + LANES * mb[H_REC])
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def views(mb, w):
     """Model, record and scratch of a one-state workspace (record first, then scratch); inlined
     where it is called, so that only the tables the caller reads are made (a call would build
     and copy all of them)."""
     return model_view(mb), record_view(mb, w, 0), scratch_view(mb, w, mb[H_REC])
+
+
+if __name__ == "__main__":
+    write_views()

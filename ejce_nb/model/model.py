@@ -23,6 +23,8 @@ in brackets are the same tables under the names of API.md:
   dof_armature      (nv,)       rotor inertia of each velocity variable (MuJoCo's armature, Drake's
                 rotor inertia times gear ratio squared): M(q) += diag(armature) in every algorithm
                 (rnea adds armature qdd, the ABA's D_i and the kinetic energy include it)
+  coupled_armature  tuple of ((joint, k), armature)   rotor inertia of couplers' dependent
+                coordinates, in the expansion's M_full: the reduced M holds G^T diag(armature) G
   notes             tuple of str   what a loader left out of the file it read (``summary()`` lists them)
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
@@ -87,7 +89,8 @@ class Model(Expansion):
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
-                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None, frames=None):
+                 dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None, frames=None,
+                 coupled_armature=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
@@ -96,7 +99,8 @@ class Model(Expansion):
                                q_upper=q_upper, v_limit=v_limit, effort_limit=effort_limit, joint_mimic=joint_mimic,
                                dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
                                dof_armature=dof_armature, couplers=couplers, coordinate_names=coordinate_names,
-                               q_default=q_default, notes=notes, loops=loops, frames=frames)
+                               q_default=q_default, notes=notes, loops=loops, frames=frames,
+                               coupled_armature=coupled_armature)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -160,6 +164,7 @@ class Model(Expansion):
             for j, spec in enumerate(self.joint_specs) if getattr(spec, "quaternion", False))
         self._full_names(coordinate_names, q_default)
         self.notes = tuple(notes or ())
+        self.coupled_armature = _coupled_armature(coupled_armature, self.couplers, joint_names)
         # loop closures (``loops``): joints outside the tree, solved as constraints
         self.loops = tuple(loops or ())
         self.has_loops = bool(self.loops)
@@ -487,12 +492,37 @@ class Model(Expansion):
             lines.append(f"  coupler {dn} = {c.scale:.6g} x {c.function!r} of {ind}")
         if np.any(self.dof_armature != 0.0):
             lines.append(f"  armature on {int(np.count_nonzero(self.dof_armature))} of {self.nv} velocity variables")
+        if self.coupled_armature:
+            lines.append(f"  armature on {len(self.coupled_armature)} coupled coordinates, through their couplers")
         lines += summary_lines(self)
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self):
         return f"<ej.Model: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
+
+
+def _coupled_armature(given, couplers, joint_names):
+    """``coupled_armature``: ((joint, k), armature) of couplers' dependent coordinates, as a
+    tuple of such pairs; checked: each a dependent coordinate once, armature finite and >= 0."""
+    out = {}
+    deps = {c.dependent for c in couplers}
+    for item in given or ():
+        try:
+            (j, k), a = item
+            jk, a = (int(j), int(k)), float(a)
+        except (TypeError, ValueError):
+            raise ModelError(f"coupled_armature: expected ((joint, k), armature) pairs, got {item!r}") from None
+        if jk not in deps:
+            raise ModelError(f"coupled_armature: coordinate {jk[1]} of joint "
+                             f"{joint_names[jk[0]] if 0 <= jk[0] < len(joint_names) else jk[0]!r} is no coupler's "
+                             "dependent coordinate")
+        if not np.isfinite(a) or a < 0.0 or jk in out:
+            raise ModelError(f"coupled_armature: {item!r}: armature must be finite, >= 0 and given once")
+        if a != 0.0:
+            out[jk] = a
+    return tuple(sorted(out.items()))
+
 
 def _alias(name):
     return property(lambda self: getattr(self, name), doc=f"``{name}``, under the name docs/API.md gives it")

@@ -140,13 +140,14 @@ def _inputs_of(par, b):
 
 
 @jit(inline="always")
-def _tau_row(par, n, nxt, tb):
-    """The joint forces given for step n (the next record nxt)."""
+def _tau_index(par, n, nxt):
+    """The row of ``par.tau`` of the joint forces given for step n (the next record nxt): an
+    index, since a kernel that counts no references returns no view."""
     if par.taumode == TAU_STEP:
-        return par.tau[n, tb]
+        return n
     if par.taumode == TAU_INTERVAL:
-        return par.tau[max(nxt - 1, 0), tb]
-    return par.tau[0, tb]
+        return max(nxt - 1, 0)
+    return 0
 
 
 @jit(inline="always")
@@ -223,7 +224,7 @@ def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     end = min(par.nsteps, n + budget)
     while n < end and cr.status[b] == 0:
         t = n * dt
-        row = _tau_row(par, n, nxt, tb)
+        row = par.tau[_tau_index(par, n, nxt), tb]
         if par.kind == M_SYMPLECTIC:
             code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
             if code != 0:
@@ -308,7 +309,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     tries = 0
     while t < tend and tries < budget and cr.status[b] == 0:
         tries += 1
-        row = _tau_row(par, n, nxt, tb)
+        row = par.tau[_tau_index(par, n, nxt), tb]
         if not cr.have_k1[b]:
             code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
             cr.nfev[b] += 1

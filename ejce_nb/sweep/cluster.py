@@ -2,15 +2,17 @@
 its chunk, runs the Numba kernels and writes the chunk into the store itself through zarr (the
 stored inputs while the kernels run), then its marker; the task returns when the chunk is in the
 store.  The client keeps a bounded number of tasks in flight, updates the progress bar and stops at
-the first failed chunk.  Before the chunks, one warm-up task per worker compiles (or loads) the
-kernels, timed apart."""
+the first failed chunk.  Before the chunks the kernels are compiled once, on the client, and
+their cache files sent to every worker (``_jit.cache_files``): each worker's warm-up task then loads
+them instead of compiling for itself (a worker on another kind of CPU compiles its own), timed
+apart."""
 import concurrent.futures
 import time
 import uuid
 
 import numpy as np
 
-from .._jit import _PKG
+from .._jit import _PKG, cache_files, install_cache_files
 from .fingerprint import package_hash
 from .libm import digest as numerics
 from .plan import STATUS, ChunkFailure
@@ -73,8 +75,16 @@ class Session:
         self.plan_future.release()
 
     def warm(self):
-        """One warm-up task on each worker; its seconds."""
+        """The kernels compiled (or loaded) here and their cache files installed on every worker,
+        then one warm-up task on each worker (loading them); its seconds."""
         t0 = time.perf_counter()
+        try:
+            self.plan.warm()
+        except Exception:            # noqa: BLE001 - what fails here fails again, reported, in its chunk
+            pass
+        files = cache_files()
+        if files:
+            self.client.run(install_cache_files, files)
         futures = [self.client.submit(_warm_task, self.plan_future, key=f"ejce_nb-sweep-warm-{self.run_id}-{i}",
                                       workers=[w], allow_other_workers=False, pure=False)
                    for i, w in enumerate(self.client.scheduler_info()["workers"])]

@@ -60,7 +60,7 @@ def _mulhilo(typingctx, a, b):
     return sig, codegen
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def philox(c0, c1, c2, c3, k0, k1):
     """The Philox4x64-10 block of counter (c0, c1, c2, c3) under key (k0, k1)."""
     for _ in range(10):
@@ -72,7 +72,7 @@ def philox(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _unit(w):
     # below 2**53: the signed conversion is exact and one instruction
     return np.float64(np.int64(w >> _S11)) * _INV_2_53
@@ -111,7 +111,7 @@ _ZR = ZIGGURAT_R
 _ZINV_R = 1.0 / ZIGGURAT_R
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _layer(word):
     """A word as the ziggurat reads it: its layer, its 52-bit abscissa and the signed point."""
     idx = np.int64(word & _LOW8)
@@ -120,7 +120,7 @@ def _layer(word):
     return idx, rabs, -x if (word >> _S8) & _ONE else x
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _normal_of(word, pos, k0, k1):
     """The standard normal of the main-stream word ``word`` at position ``pos``."""
     idx, rabs, x = _layer(word)
@@ -153,14 +153,14 @@ def _normal_rest(word, pos, k0, k1):
         word = b2
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _value(c0, c1, c2, c3, lane, pos, k0, k1, normal):
     """The number of word ``lane`` of a block, the word at stream position ``pos``."""
     word = c0 if lane == 0 else c1 if lane == 1 else c2 if lane == 2 else c3
     return _normal_of(word, pos, k0, k1) if normal else _unit(word)
 
 
-@jit(inline="always")
+@jit(forceinline=True)
 def _block(pos, k0, k1):
     return philox((pos >> np.uint64(2)) + _ONE, _ZERO, _ZERO, _ZERO, k0, k1)
 
