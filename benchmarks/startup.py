@@ -1,6 +1,6 @@
 """Start-up: what a new user waits for, each figure beside its target.
 
-    python benchmarks/startup.py [--quick] [--only NAME,...]
+    python benchmarks/startup.py [--quick] [--only "NAME;NAME;..."]
 
 * the main job (``python -m ejce_nb``, what ``ejce-nb`` runs) with an empty cache: wall seconds,
   CPU seconds of its processes and the longest time without a line printed; then warm (the
@@ -8,7 +8,8 @@
 * the first call of each public function on arm7 (the constrained dynamics on a four-bar), each
   in a fresh process with an empty cache: wall seconds, and the seconds of compiling (Numba's
   compile events of the package's kernels);
-* ``--quick``: the main job and the one-state calls only.
+* ``--quick``: the main job and the one-state calls only; ``--only``: the figures named (``main``
+  for the main job), separated by semicolons.
 
 Wall seconds depend on the machine's other load (printed at the start), CPU seconds much less.
 The README test command is timed apart (``time`` of the command of README.md).
@@ -110,7 +111,7 @@ def main():
     quick = "--quick" in sys.argv
     only = None
     if "--only" in sys.argv:
-        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(";"))      # (names hold commas)
     print(f"load average at the start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{os.cpu_count()} CPUs", flush=True)
     if only is None or "main" in only:
