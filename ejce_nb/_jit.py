@@ -88,7 +88,10 @@ class PackageCacheLocator(UserProvidedCacheLocator):
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
         rel = os.path.relpath(os.path.dirname(os.path.realpath(py_file)), _PKG_REAL)
-        self._cache_path = os.path.join(CACHE_DIR, "" if rel == "." else rel)
+        self.package_path = os.path.join(CACHE_DIR, "" if rel == "." else rel)
+
+    def get_cache_path(self):
+        return self.package_path
 
     @classmethod
     def from_function(cls, py_func, py_file):

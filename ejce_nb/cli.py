@@ -386,8 +386,6 @@ def compile_command(args, out=None):
     else:
         functions = FUNCTIONS if args.all else BASIC
     specs = [(m, tuple(args.joints or ()), args.floating_base) for m in (args.models or list(SHIPPED))]
-    for spec in specs:      # a model that does not load is an argument error, before any process starts
-        load_model(argparse.Namespace(model=spec[0], joints=list(spec[1]), floating_base=spec[2]))
     return 1 if precompile(specs, functions, args.processes, out=out) else 0
 
 

@@ -100,10 +100,13 @@ def _task(spec, name):
 
 
 def plan(specs, functions):
-    """The (spec, function) pairs to run: each function once per kind of model."""
-    tasks, seen = [], set()
+    """(the (spec, function) pairs to run: each function once per kind of model, the number of
+    kinds).  Every model is loaded here, so that one that does not load is an error before any
+    process starts."""
+    tasks, seen, kinds = [], set(), set()
     for spec in specs:
         model = _load(spec)
+        kinds.add(kind(model))
         for name in functions:
             if name == "constrained_dynamics" and not model.has_loops:
                 continue
@@ -111,7 +114,7 @@ def plan(specs, functions):
             if key not in seen:
                 seen.add(key)
                 tasks.append((spec, name))
-    return tasks
+    return tasks, len(kinds)
 
 
 def precompile(specs, functions=BASIC, processes=None, out=None):
@@ -121,17 +124,17 @@ def precompile(specs, functions=BASIC, processes=None, out=None):
     from ._jit import CACHE, CACHE_DIR
 
     out = out or sys.stdout
+    tasks, kinds = plan(specs, functions)
     if not CACHE:
         print("ejce-nb compile: the on-disk cache is off (EJCE_NB_CACHE=0): nothing would be kept", file=out)
         return 1
-    tasks = plan(specs, functions)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
         cpus = os.cpu_count() or 1
     n = max(1, min(processes or cpus, len(tasks)))
-    print(f"compiling {len(tasks)} function(s) for {len({kind(_load(s)) for s, _ in tasks})} kind(s) of model "
-          f"in {n} process(es) into {CACHE_DIR}", file=out, flush=True)
+    print(f"compiling {len(tasks)} function(s) for {kinds} kind(s) of model in {n} process(es) into {CACHE_DIR}",
+          file=out, flush=True)
     t0 = time.perf_counter()
     failed = 0
     if n == 1:
