@@ -16,12 +16,12 @@ import numba
 import numpy as np
 
 import ejce_nb as ej
-from ejce_nb.algorithms import engine
+from ejce_nb.calls import workspaces
 from ejce_nb.model import layout
 from ejce_nb._jit import jit
 from ejce_nb.algorithms.aba import aba_state
 from ejce_nb.models import chain, load, random_states as states
-from ejce_nb.algorithms.driver import NO_FORCE
+from ejce_nb.calls.kernels import NO_FORCE
 from ejce_nb.algorithms.rnea import rnea_state
 
 
@@ -43,7 +43,7 @@ def _aba_loop(mb, w, q, v, tau, qdd, reps):
 
 def kernel_runs(model, q, qd, qdd, tau):
     """``run(k)`` functions (k repetitions) of the compiled rnea and aba kernels on one state."""
-    w = engine.one_workspace(model)
+    w = workspaces.one_workspace(model)
     out = np.zeros(model.nv)
     _rnea_loop(model._mb, w, q, qd, qdd, out, 1)
     _aba_loop(model._mb, w, q, qd, tau, out, 1)

@@ -12,11 +12,11 @@ from .model.data import Data
 from .model.builder import ModelBuilder
 from .io import json as _json  # noqa: F401  (the JSON form: Model.to_json, Model.from_json)
 from .algorithms.kinematics import Kinematics, JointTerms
-from .algorithms.api import (forward_kinematics, joint_terms, body_jacobian, rnea, nonlinear_effects, mass_matrix,
+from .calls.public import (forward_kinematics, joint_terms, body_jacobian, rnea, nonlinear_effects, mass_matrix,
                              forward_dynamics_crba, aba, kinetic_energy, potential_energy, center_of_mass, evaluate)
-from .algorithms.constrained import (constrained_dynamics, constrained_inverse_dynamics, loop_terms,
+from .algorithms.loops.constrained import (constrained_dynamics, constrained_inverse_dynamics, loop_terms,
                                      ConstrainedDynamics, ConstraintError, LoopTerms)
-from .algorithms.assembly import assemble, project_velocity
+from .algorithms.loops.assembly import assemble, project_velocity
 from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_map
 from .algorithms.linearize import linearize, LinearSystem
 from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_pose, com_jacobian

@@ -18,7 +18,7 @@ import numpy as np
 from .model.builder import ModelBuilder
 from .errors import ModelError
 from .core.joints.specs import JointSpec
-from .algorithms.api import joint_terms
+from .calls.public import joint_terms
 
 # stencils: 5-point central differences (first and second derivative)
 _H1 = 1e-3

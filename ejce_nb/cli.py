@@ -23,7 +23,7 @@ import numpy as np
 
 from . import ModelBuilder, ModelError, SweepError, forward_kinematics, joint_terms, open_sweep, sweep
 from ._jit import cache_is_cold, compile_elsewhere
-from .algorithms.api import aba, rnea
+from .calls.public import aba, rnea
 from .core import joints
 from .core.euler import euler_rate_matrix
 from .io.zoo import SHIPPED, load, random_states

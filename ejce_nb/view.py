@@ -475,7 +475,7 @@ class Viewer:
                  geometry=True, fps=30.0, q=None):
         _require_viser()
         import viser
-        from .algorithms.api import forward_kinematics
+        from .calls.public import forward_kinematics
         self._fk = forward_kinematics
         self.model = model
         tq = _as_trajectory(traj)

@@ -371,7 +371,7 @@ def test_opensim_point_and_weld_constraints_become_closures():
 
 def _reference(model, q, qd, tau, redundant):
     """The reference (Python) path of one state: the loop terms, Cholesky of M, Jc M^-1 Jc^T."""
-    from ejce_nb.algorithms.constrained import _solve_state
+    from ejce_nb.algorithms.loops.constrained import _solve_state
     return _solve_state(model, q, qd, tau, 0.0, redundant)
 
 
@@ -398,7 +398,7 @@ def test_compiled_constrained_dynamics_equals_the_reference_path(planar):
         assert r.rank == ref["rank"] and r.residual < 1e-10
         assert np.allclose(r.terms.Jc, ref["terms"].Jc, rtol=0, atol=1e-12)
         # off the velocity constraints: the velocity projection of the same call and its residual
-        from ejce_nb.algorithms.constrained import constrained_qdd
+        from ejce_nb.algorithms.loops.constrained import constrained_qdd
         v_off = qd + 0.1 * rng.standard_normal(m.nv)
         _, (pres, vres), dv = constrained_qdd(m, q, v_off, tau, 0.0, red)
         assert pres < 1e-12 and abs(vres - ej.loop_terms(m, q, v_off).velocity_residual) < 1e-12

@@ -85,7 +85,7 @@ def test_the_reduced_dynamics_are_the_uncoupled_mechanism_with_the_coupler_as_a_
 
 
 def test_the_compiled_kernel_equals_the_reference_path_and_batches_are_lone_calls(models):
-    from ejce_nb.algorithms.constrained import _solve_state, constrained_qdd
+    from ejce_nb.algorithms.loops.constrained import _solve_state, constrained_qdd
     m, _ = models
     rng = np.random.default_rng(12)
     states = [closed_state(m, c1, rng) for c1 in (0.4, 1.7, 2.9)]

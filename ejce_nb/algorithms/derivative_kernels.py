@@ -15,7 +15,7 @@ A state's own scratch is one flat float64 array (``scratch_size``): the sweeps' 
 sweep's rows T, columns C, composite inertias YC and body marks (``tangent_sweeps``), a copy of q
 and of v that the joints' own differences perturb, qdd, a vector, the parents of the velocity
 variables and their runs, two nv x nv matrices, and the nv x (3 nv + 1) right-hand sides of the
-solves with M.  The kernels allocate nothing; a batch's chunks run on threads (``engine.run_chunks``).
+solves with M.  The kernels allocate nothing; a batch's chunks run on threads (``workspaces.run_chunks``).
 """
 import numpy as np
 
@@ -258,7 +258,7 @@ def derivatives_one(mb, w, X, JR, q, v, x, t, F, kind, want_t, dq, dv, dt, MM):
 @jit
 def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status, c,
                         nchunk):
-    """A batch's chunk c of nchunk (``engine.run_chunks`` runs the chunks on threads), each state
+    """A batch's chunk c of nchunk (``workspaces.run_chunks`` runs the chunks on threads), each state
     on the chunk's scratch (its own record where ``per_state``): bit for bit the single-state
     result."""
     B = Q.shape[0]

@@ -26,12 +26,12 @@ Richardson difference of the coupler map.
 """
 import numpy as np
 
-from . import engine
+from ..calls import workspaces
 from .._jit import call
 from ..model import inputs
-from .api import aba, rnea
+from ..calls.public import aba, rnea
 from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
-from .driver import ABA, NSLOT, chunk_lanes, params
+from ..calls.kernels import ABA, NSLOT, chunk_lanes, params
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import H_LANES, table
@@ -107,10 +107,10 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors, bufs):
     the Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a bad state: the input layer converts, checks
     and reports)."""
-    engine.check_errors(errors)
+    workspaces.check_errors(errors)
     if not derivatives_one.ready:
         return None
-    w, pool = engine.acquire(model, data)
+    w, pool = workspaces.acquire(model, data)
     if w is None:
         return None
     jr, xpool, F0, nodt = _prepared(model)
@@ -162,25 +162,25 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
     status = np.zeros((n, 2), dtype=np.int64)
     kk = _kernel_kind(km, kind)
     if B is None:
-        w = data._w if data is not None else engine.one_workspace(km)
+        w = data._w if data is not None else workspaces.one_workspace(km)
         X = xpool.pop() if xpool else _scratch(km)
         status[0] = call(derivatives_one, km._mb, w, X, jr, q2[0], v2[0], x2[0], float(t1[0]), F, kk, want_t,
                          DQ[0], DV[0], DT[0], MM[0])
         xpool.append(X)
         if data is None:
-            engine.release(km, w)
+            workspaces.release(km, w)
     else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        R, S, per_state, token = workspaces.batch_workspace(km, n, data)
         args = (km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM,
                 status)
         if kk != 0 and data is None and n >= LANE_ABA_FROM and km._mb[H_LANES] != 0:
             ST = np.zeros((n, NSLOT, 2), dtype=np.int64)
-            engine.run_chunks(_aba_then_derivatives, S.shape[0], *args, np.full((n, nv), np.nan), ST,
+            workspaces.run_chunks(_aba_then_derivatives, S.shape[0], *args, np.full((n, nv), np.nan), ST,
                               serial=n < THREADS_FROM, kernels=(chunk_lanes, derivatives_samples))
             _lane_aba_failed(status, ST)
         else:
-            engine.run_chunks(derivatives_samples, S.shape[0], *args, serial=n < THREADS_FROM)
-        engine.release_batch(token)
+            workspaces.run_chunks(derivatives_samples, S.shape[0], *args, serial=n < THREADS_FROM)
+        workspaces.release_batch(token)
     if kk == PRODUCTS:
         for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:
             inverse_products(km, DQ[b], DV[b], DT[b], MM[b], want_t)
@@ -190,8 +190,8 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
 def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, want_t, DQ, DV, DT, MM, status, QDD,
                           ST, c, nchunk):
     """Chunk c of nchunk of a forward-dynamics derivative batch on a model with lanes (for
-    ``engine.run_chunks``, on the chunk's workspace): qdd = aba(q, v, tau) of its states by the
-    batch ABA on lanes into QDD (four states at once, ``driver.chunk_lanes``; statuses in ST), then
+    ``workspaces.run_chunks``, on the chunk's workspace): qdd = aba(q, v, tau) of its states by the
+    batch ABA on lanes into QDD (four states at once, ``kernels.chunk_lanes``; statuses in ST), then
     the derivatives at qdd (``derivative_kernels``, kind + ``QDD_GIVEN``).  The derivatives of a
     sample the ABA failed (its qdd NaN or not written) are discarded: its status becomes the ABA's
     (``_lane_aba_failed``), as the kernel's own ABA would report it, and its rows NaN; a

@@ -17,7 +17,7 @@ R_F^T [alpha; a_F] - [0; w_F x v_F] (local, w_F and v_F in F axes), [alpha; a_F 
 import numpy as np
 
 from ..core.transform import Transform
-from .api import body_jacobian, forward_kinematics
+from ..calls.public import body_jacobian, forward_kinematics
 
 REFERENCES = ("world", "local", "local_world_aligned")
 

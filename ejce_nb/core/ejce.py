@@ -61,7 +61,7 @@ PATH_USER = 4
 # ---------------------------------------------------------------------------- the one entry point
 # ``full`` says which paths a kernel compiles: None for a model whose joints are all fixed,
 # products of screws or quaternions (the jets and user paths are then never typed, which halves
-# a cold compile), True for any other model (``calls.paths``).  A model's generic twin
+# a cold compile), True for any other model (``python_layer.paths``).  A model's generic twin
 # (``Model.with_generic_joints``) sends its joints to the jets path through its own table.
 def _position_fast(m, r, s, i, q, v, t, full):
     path = m.jnt_path[i]

@@ -6,7 +6,7 @@ frame, fixed on ``body_a`` at ``placement_a``) to frame ``B`` (its outboard fram
 ``(R_A^T R_B, R_A^T (o_B - o_A)) = (R(q_c), r(q_c))`` for some closure coordinates ``q_c``, so the
 loop removes ``6 - nv_c`` relative freedoms (a revolute closure five, a spherical one three,
 ``Fixed`` six, a ``Custom`` joint ``6 - nv``).  The closure coordinates are not coordinates of the
-model: they follow from the tree's pose (``algorithms.closures``, ``algorithms.closure_kernel``).
+model: they follow from the tree's pose (``algorithms.loops.reference``, ``algorithms.loops.kernel``).
 """
 import numpy as np
 

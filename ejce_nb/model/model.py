@@ -279,7 +279,7 @@ class Model(Expansion):
         object.__setattr__(self, "_mf", mf)
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_wpool", [])
-        # the joint paths the kernels compile (``algorithms.calls.paths``): 0 the fixed, screw
+        # the joint paths the kernels compile (``calls.python_layer.paths``): 0 the fixed, screw
         # and quaternion paths only, 1 the jets and user paths too
         object.__setattr__(self, "_paths", 0 if fast_paths else 1)
         for name, view in layout.model_tables(mb, mf).items():

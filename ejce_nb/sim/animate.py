@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from .plot import equal_axes, require_matplotlib
-from ..algorithms.api import forward_kinematics
+from ..calls.public import forward_kinematics
 from ..model.model import Model
 
 FFMPEG_SUFFIXES = (".mp4", ".mkv", ".mov", ".avi")

@@ -19,10 +19,11 @@ record carries the couplers' ``Coupled`` one) and moves q by the integrators' ch
 import numpy as np
 
 from .._jit import jit
-from ..algorithms import closure_kernel as ck, engine
-from ..algorithms.assembly import assemble
-from ..algorithms.closures import ConstraintError
-from ..algorithms.constrained import _check_redundant, constrained_dynamics, kernel_many, prepare as kernel_tables
+from ..algorithms.loops import kernel as ck
+from ..calls import workspaces
+from ..algorithms.loops.assembly import assemble
+from ..algorithms.loops.reference import ConstraintError
+from ..algorithms.loops.constrained import _check_redundant, constrained_dynamics, kernel_many, prepare as kernel_tables
 from ..core.quaternions import retract
 from ..model.couplers import coupled_chunks
 from ..model.layout import model_view, views
@@ -136,7 +137,7 @@ def closed_chunks(model, nchunk, redundant, mbc):
     cps = coupled_chunks(model, (km.nq, km.nv), nchunk) if km is not model else [None] * nchunk
     out = []
     for cp in cps:
-        out.append(Closed(ct._mb, engine.new_workspace(ct), p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
+        out.append(Closed(ct._mb, workspaces.new_workspace(ct), p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],
                           redundant == "lstsq", PROJECTION_TOL, PROJECTION_ITER, np.zeros(p["size"]), np.zeros(nv),
                           np.zeros((len(model.loops), 6)), np.zeros(ct.nq), np.zeros(5), np.zeros(nv), np.zeros(nv),
                           np.zeros(nv), np.zeros(nq), np.zeros(nq), np.zeros(nv), cp, mbc))

@@ -47,8 +47,8 @@ import time
 
 import numpy as np
 
-from ..algorithms import engine
-from ..algorithms.calls import paths
+from ..calls import workspaces
+from ..calls.python_layer import paths
 from ..model import inputs, layout
 from ..model.couplers import coupled_chunks
 from .integrators import run_dopri, run_fixed
@@ -124,7 +124,7 @@ class _Loop:
         self.kernel = run_dopri if self.par.kind == M_DOPRI else run_fixed
         self.cr = new_carry(run.q0, run.v0, min(run.dt, run.hmax))
         self.rec = new_recording(run.nrec, n, model.nq, model.nv)
-        nchunk = engine.n_chunks(n)
+        nchunk = workspaces.n_chunks(n)
         km = model.kernel_model()
         self.mb = km._mb
         self.R = np.zeros((nchunk, model.record_size))

@@ -16,7 +16,7 @@ interrupted run) is said in the figure.
 """
 import numpy as np
 
-from ..algorithms.api import forward_kinematics, joint_terms
+from ..calls.public import forward_kinematics, joint_terms
 from .prepare import dof_tables
 
 

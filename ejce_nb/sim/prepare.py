@@ -6,10 +6,10 @@ import os
 
 import numpy as np
 
-from ..algorithms import engine
-from ..algorithms.calls import paths
+from ..calls import workspaces
+from ..calls.python_layer import paths
 from ..algorithms.crba import crba_one
-from ..algorithms.driver import NO_FORCE
+from ..calls.kernels import NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
 from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
@@ -135,11 +135,11 @@ def neutral_mass(model):
     q = model.neutral()[None]
     qk = np.ascontiguousarray(q if mim is None else mim.q(q))
     M = np.empty((1, km.nv, km.nv))
-    w = engine.one_workspace(km)
+    w = workspaces.one_workspace(km)
     try:
         crba_one(km._mb, w, qk[0], 0.0, paths(km), M[0])
     finally:
-        engine.release(km, w)
+        workspaces.release(km, w)
     return (M if mim is None else mim.mass(M))[0]
 
 

@@ -26,7 +26,7 @@ SimParams = namedtuple("SimParams", [
     "A", "b", "c", "e", "p",                                       # the tableau, dopri5's error and extension
     "rstep", "trec",                                               # steps and times of the records
     "tau", "law_params", "f_ext",                                  # (rows, 1 or B, nv), (1 or B, np), wrenches
-    "full"])                                                       # the joint paths compiled (``calls.paths``)
+    "full"])                                                       # the joint paths compiled (``python_layer.paths``)
 
 DofTables = namedtuple("DofTables", [
     "damping", "stiffness", "spring_ref",     # (nv,)
@@ -82,7 +82,7 @@ def new_recording(nrec, n, nq, nv):
 
 Closed = namedtuple("Closed", [
     "cmb", "cw",              # the closure tree's model buffer and one-state workspace
-    "full", "cfull",          # the joint paths compiled (``calls.paths``) of the tree and the closure tree
+    "full", "cfull",          # the joint paths compiled (``python_layer.paths``) of the tree and the closure tree
     "LI", "LF", "qn", "OFF",  # the kernel's tables (``constrained.prepare``)
     "lstsq", "tol", "max_iter",   # redundant="lstsq"; the projection's tolerance and iterations
     "ws",                     # one state's workspace of the kernel

@@ -8,7 +8,7 @@ from .prepare import spring_energy
 from .status import (ENERGY_FACTOR, ST_CONSTRAINT, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
                      SimulationError, SimulationStatus)
 from .trajectory import Trajectory, coordinate_names, velocity_names
-from ..algorithms.api import kinetic_energy, potential_energy
+from ..calls.public import kinetic_energy, potential_energy
 
 
 def message(run, b, code, joint, step, t0, t, h, e, fq, fv=None):

@@ -85,7 +85,7 @@ def forces(sc, par, dof, q, v, t, row, prow):
 
 def dynamics(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     """qdd of one state into qdd; returns (status, joint).  ``full``: the joint paths compiled
-    (``calls.paths`` of the kernel model: None where every joint has a fast path)."""
+    (``python_layer.paths`` of the kernel model: None where every joint has a fast path)."""
     raise NotImplementedError("compiled code only")
 
 

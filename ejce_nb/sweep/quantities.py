@@ -7,8 +7,8 @@ Quantities of the same states share what they can, through ``Batch.shared``: ``r
 kinematics."""
 import numpy as np
 
-from ..algorithms import api
-from ..algorithms.api import (body_jacobian, forward_kinematics, joint_terms, kinetic_energy, mass_matrix,
+from ..calls import public
+from ..calls.public import (body_jacobian, forward_kinematics, joint_terms, kinetic_energy, mass_matrix,
                               nonlinear_effects)
 from ..errors import ModelError
 
@@ -62,7 +62,7 @@ def _dynamics(b):
     """rnea and aba (those of the two asked for) of the same states on one forward sweep."""
     kinds = [k for k in ("rnea", "aba") if k in b.kinds]
     x = b.x
-    return b.shared("dynamics", lambda: api.evaluate(b.model, b.q, x["qd"], x.get("qdd"), x.get("tau"), t=b.t,
+    return b.shared("dynamics", lambda: public.evaluate(b.model, b.q, x["qd"], x.get("qdd"), x.get("tau"), t=b.t,
                                                      quantities=kinds, errors="flag",
                                                      out={k: b.buffer(k) for k in kinds}))
 

@@ -1,4 +1,4 @@
-"""Constrained forward dynamics of one state in compiled code (``closures`` and ``constrained``
+"""Constrained forward dynamics of one state in compiled code (``reference`` and ``constrained``
 state the equations; this is the kernel ``ej.constrained_dynamics`` runs).
 
 For one state (q, v, tau, t) of a tree closed by loop joints:
@@ -8,7 +8,7 @@ For one state (q, v, tau, t) of a tree closed by loop joints:
    qdd = 0 (``rnea.rnea_forces``) and the world Jacobians of the loops' bodies;
 2. per loop, the closure coordinates q_c by Gauss-Newton on the pose error
    e = [log(R_rel R_c(q_c)^T); r_rel - r_c(q_c)], the closure joint's EJCE terms (J_c, sigma_c,
-   b_c) from the one-joint-per-loop closure tree (``closures.closure_tree``); each step the
+   b_c) from the one-joint-per-loop closure tree (``reference.closure_tree``); each step the
    least-squares solution of J_c dq = e by a Householder QR J_c = [Q1 Q2] [R; 0], whose Q2 is the
    orthonormal complement basis N_c;
 3. Jc = N_c^T G, bc = N_c^T (gamma - b_c(q_c, v_c)), v_c = R^-1 Q1^T (t_rel - sigma_c);
@@ -32,15 +32,15 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from .._jit import jit, pjit
-from ..model import inputs
-from ..model.couplers import MAX_IND, expand_state, gt_mul
-from ..model.layout import rows, vec, views
-from ..core.spatial import add, cross, ld3, ld9, mm, mmT, mTm, mtv, mv, sub
-from .crba import chol_factor, chol_subst, crba_after
+from ..._jit import jit, pjit
+from ...model import inputs
+from ...model.couplers import MAX_IND, expand_state, gt_mul
+from ...model.layout import rows, vec, views
+from ...core.spatial import add, cross, ld3, ld9, mm, mmT, mTm, mtv, mv, sub
+from ..crba import chol_factor, chol_subst, crba_after
 from .dense import jacobi_rows, log_rotation, qr6, qr_lstsq, row_norm
-from .kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
-from .rnea import rnea_forces
+from ..kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
+from ..rnea import rnea_forces
 
 # statuses of the kernel (0: computed)
 ST_INPUT, ST_CLOSURE, ST_GN, ST_RANK, ST_MASS, ST_SCHUR = range(1, 7)

@@ -1,5 +1,5 @@
 """The kernels' workspaces: pooled per model, or an ``ej.Data``'s, and how a batch is split into
-chunks (``driver`` runs them).
+chunks (``kernels`` runs them).
 
 A single state runs on one flat workspace (record, then scratch: ``layout``); a batch of B states
 on a record array (one row per chunk, or one per state when an ``ej.Data`` keeps them) and a

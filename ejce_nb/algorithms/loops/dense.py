@@ -11,7 +11,7 @@
 """
 import numpy as np
 
-from .._jit import jit
+from ..._jit import jit
 
 
 @jit

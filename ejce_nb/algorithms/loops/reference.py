@@ -17,13 +17,13 @@ kinematics pass with zero accelerations) and b_c the closure joint's EJCE bias a
 since N_c^T J_c = 0 the unknown closure accelerations drop out exactly.  The closure coordinates
 come from Gauss-Newton on the pose error e = [log(R_rel R_c(q_c)^T); r_rel - r_c(q_c)] (6 per loop,
 A axes), whose derivative along q_c is J_c.  ``constrained`` solves the dynamics with these
-terms; ``closure_kernel`` computes the same in compiled code.
+terms; ``kernel`` computes the same in compiled code.
 """
 import numpy as np
 
-from ..errors import ModelError
-from .api import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
-from ..model.builder import ModelBuilder
+from ...errors import ModelError
+from ...calls.public import body_jacobian, forward_kinematics, joint_terms, mass_matrix, nonlinear_effects
+from ...model.builder import ModelBuilder
 
 
 class ConstraintError(ValueError):

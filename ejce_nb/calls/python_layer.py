@@ -1,12 +1,12 @@
-"""The Python layer of the batch driver (``driver``): inputs, couplers, workspaces (``engine``),
+"""The Python layer of the batch driver (``kernels``): inputs, couplers, workspaces (``workspaces``),
 outputs, statuses and errors around its compiled kernels, for every public function (``run``,
 ``finish``), and the kind of joint paths a model compiles (``paths``)."""
 import numpy as np
 
-from . import engine
-from .driver import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, TO_STATES,
+from . import workspaces
+from .kernels import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK, P_FK_LEVEL, P_FREE, RNEA, TO_STATES,
                      chunk, chunk_lanes, ask_bits, many, many_lanes, runs_on_lanes)
-from .kinematics import fk_size, jt_size
+from ..algorithms.kinematics import fk_size, jt_size
 from .._jit import call
 from ..core.lanes import LANES
 from ..model import inputs
@@ -46,7 +46,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     a batch axis}, status (n, NSLOT, 2), [(name, (n, k) array)] of the inputs as checked, t (n,)).
 
     ``outputs``: {slot: array} to write into where it fits (the caller's buffers, or a Data's).
-    ``P``: the parameters (``driver.params``), whose slots asked for become ``slots``.  A single
+    ``P``: the parameters (``kernels.params``), whose slots asked for become ``slots``.  A single
     state runs on a one-state workspace (the Data's, or a pooled one) with the entry ``ONE[slot]``
     (``entry_name``: the public function, whose one quantity is ``slots[0]``); a batch runs
     ``many`` or on lanes (``lane_batch``)."""
@@ -87,7 +87,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     V = V if V.shape[1] else qk
     if B is None and entry_name is not None and F.shape[0] == 0:
         # one state, one quantity: the entry the fast path calls (compiled here on first use)
-        w = data._w if data is not None else engine.one_workspace(km)
+        w = data._w if data is not None else workspaces.one_workspace(km)
         k = slots[0]
         out = outs[k][0] if k in (RNEA, ABA, ENERGY) else outs[k]
         out = out.ravel() if k in (CRBA, BJ) else out     # the entry's output is flat (a view: C-ordered)
@@ -101,7 +101,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         for k in slots:
             status[0, k] = (st, int(w[REC_JOINT])) if st != 0 else (0, -1)
         if data is None:
-            engine.release(km, w)
+            workspaces.release(km, w)
     elif B is None:
         # one state, several quantities or external forces: the chunk kernel on this thread (no
         # thread pool to wake)
@@ -109,16 +109,16 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
             rec = int(km._mb[H_REC])
             R, S, token = data._w[:rec].reshape(1, rec), data._w[rec:].reshape(1, -1), None
         else:
-            R, S, _, token = engine.batch_workspace(km, 1, None)
+            R, S, _, token = workspaces.batch_workspace(km, 1, None)
         chunk(km._mb, R, S, False, 0, 1, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
-        engine.release_batch(token)
+        workspaces.release_batch(token)
     else:
-        R, S, per_state, token = engine.batch_workspace(km, n, data)
+        R, S, per_state, token = workspaces.batch_workspace(km, n, data)
         if runs_on_lanes(km._mb, per_state, full, slots):
             lane_batch(km, R, S, P, qk, V, A, TAU_IN, t1, F, outs, status)
         else:
             many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
-        engine.release_batch(token)
+        workspaces.release_batch(token)
     names = ["q"] + [nm for _, nm in vecs]
     return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
 

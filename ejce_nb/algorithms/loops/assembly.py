@@ -9,10 +9,10 @@ coordinates, so the solution stays nearest the guess) and a backtracking line se
 """
 import numpy as np
 
-from .closures import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops, _skew,
+from .reference import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops, _skew,
                        closure_coordinates, closure_model, retract, sweep, world_jacobians)
 from .constrained import loop_terms
-from .api import mass_matrix
+from ...calls.public import mass_matrix
 
 
 def _residual_and_jacobian(model, q, qcs, t, want_jac):

@@ -1,19 +1,19 @@
-"""The public functions of the algorithms, each a call of the batch driver (``calls.run``) with
+"""The public functions of the algorithms, each a call of the batch driver (``python_layer.run``) with
 its quantities, and a fast path for one state given as plain float64 arrays (``_fast``).
 
 ``evaluate`` computes any set of quantities of the same states on one forward sweep per state.
 """
 import numpy as np
 
-from . import calls, engine
-from .crba import _chol_solve, _chol_solve_batch
-from .calls import finish, run
-from .driver import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, params
-from .kinematics import JointTerms, Kinematics, fk_size, jt_size
+from . import python_layer, workspaces
+from ..algorithms.crba import _chol_solve, _chol_solve_batch
+from .python_layer import finish, run
+from .kernels import ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, RNEA, params
+from ..algorithms.kinematics import JointTerms, Kinematics, fk_size, jt_size
 from ..model import inputs
 
 _ND = np.ndarray
-_EMPTY = calls._EMPTY
+_EMPTY = python_layer._EMPTY
 _RAISE, _FLAG = "raise", "flag"
 _empty = np.empty
 
@@ -21,29 +21,29 @@ _empty = np.empty
 def _fast(slot, model, data, errors, key, shape, P, q, v, x, t):
     """The fast path of a one-state call: the entry ``LIVE[slot]`` on the caller's arrays untouched
     (``x``: qdd for rnea and forward kinematics, tau for aba; ``P``: the entry's parameters, asking
-    for ``slot`` alone, None for rnea and aba, ``driver.P_FREE``), with a pooled workspace (or the
+    for ``slot`` alone, None for rnea and aba, ``kernels.P_FREE``), with a pooled workspace (or the
     Data's); the result, or None where the call must go through the input layer (first call,
     arrays the entry is not compiled for, couplers, a Data of another kind, a bad state: the
     input layer converts, checks and reports).  Every Python operation here is paid on every
     call: the model carries its kind of joint paths (``_paths``)."""
     if errors is not _RAISE and errors is not _FLAG:
-        engine.check_errors(errors)
+        workspaces.check_errors(errors)
     kind = model._paths
     d = LIVE[slot][kind]
     if d is None:
         return None
     if data is None:
-        # engine.acquire's first case, written out: a call of it would cost every one-state call
+        # workspaces.acquire's first case, written out: a call of it would cost every one-state call
         pool = model._wpool
         if pool is None:
             return None
         try:
             w = pool.pop()
         except IndexError:
-            w = engine.new_workspace(model)
+            w = workspaces.new_workspace(model)
         out = _empty(shape)
     else:
-        w, pool = engine.acquire(model, data)
+        w, pool = workspaces.acquire(model, data)
         if w is None:
             return None
         out = data._one(key, shape)
@@ -372,7 +372,7 @@ EVALUATE = {"rnea": (RNEA, ("qd", "qdd")), "nonlinear_effects": (RNEA, ("qd",)),
 
 def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "aba"), body=None, f_ext=None,
              errors="raise", out=None):
-    """Several quantities of the same states on one forward sweep per state (``driver``): a dict
+    """Several quantities of the same states on one forward sweep per state (``kernels``): a dict
     {name: result} with the results the functions of the same names return (``rnea`` at (q, qd,
     qdd), ``aba`` at (q, qd, tau), ``forward_kinematics`` with the fields its inputs allow, ...);
     with ``errors="flag"``: (results, {name: status codes}), the rows of bad samples NaN.
@@ -415,7 +415,7 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
     B = None if np.ndim(q) <= 1 else len(q)
     bufs = None
     if out is not None and B is not None and not model.has_couplers:
-        bufs = {EVALUATE[nm][0]: engine.result_array(a, B, model.nv) for nm, a in out.items()
+        bufs = {EVALUATE[nm][0]: workspaces.result_array(a, B, model.nv) for nm, a in out.items()
                 if nm in ("rnea", "aba") and nm in slots}
     kinds = sorted(set(slots.values()))
     B, km, mim, outs, status, used, t1 = run(model, kinds, q, qd, qdd, tau if "aba" in slots else None, t, f_ext,

@@ -1,11 +1,11 @@
 """Dynamics of a tree closed by loop joints (``ModelBuilder.add_loop``), with the constraint
-terms of ``closures`` (Jc v' + bc = 0: the acceleration-level loop constraints).  Forward
+terms of ``reference`` (Jc v' + bc = 0: the acceleration-level loop constraints).  Forward
 dynamics is the Lagrange-multiplier system (Featherstone, RBDA ch. 8)
 
     M v' + h = tau + Jc^T lam,     Jc v' + bc = 0,
 
 solved by Cholesky of M and of the (m x m) operational inverse inertia Jc M^-1 Jc^T (compiled,
-one state per call of ``closure_kernel.constrained_state``; a batch in parallel).  The constraint
+one state per call of ``kernel.constrained_state``; a batch in parallel).  The constraint
 wrench of loop l on body b, [moment about o_B; force] in A axes (its opposite on body a), is
 N_c lam_l.  A rank-deficient Jc (redundant or singular closures) is reported by loop and
 direction, or solved in the least-squares sense (minimum-norm lam) with ``redundant="lstsq"``.
@@ -14,13 +14,14 @@ runs the reference path here (``_solve_state``), which raises the documented err
 """
 import numpy as np
 
-from . import closure_kernel as ck, engine
-from .closures import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
+from . import kernel as ck
+from ...calls import workspaces
+from .reference import (ConstraintError, _closure_all, _closures, _complement, _cross, _frame, _require_loops, _skew,
                        closure_tree, relative_pose, sweep, world_jacobians)
-from .calls import paths
-from .driver import NO_FORCE
-from ..model import inputs
-from ..model.couplers import coupled_chunks
+from ...calls.python_layer import paths
+from ...calls.kernels import NO_FORCE
+from ...model import inputs
+from ...model.couplers import coupled_chunks
 
 # rank threshold of the constraint Jacobian, relative to its largest singular value
 RANK_TOL = ck.RANK_TOL
@@ -224,7 +225,7 @@ def _states(model, q, qd, x, nx, names, finite=True):
 
 # ---------------------------------------------------------------------------- the compiled path
 def prepare(model):
-    """The kernel's tables of a loop model, made once: its closure tree (``closures.closure_tree``),
+    """The kernel's tables of a loop model, made once: its closure tree (``reference.closure_tree``),
     per loop LI = (body_a, body_b, closure joint, 0, nc_l, start of its unit quaternion in q_c or
     -1) and LF = (placement_a rotation, translation, placement_b rotation, translation), the
     neutral q_c, the workspace offsets, the tree the kernel runs (``km``: the expansion of a model
@@ -261,12 +262,12 @@ def _outputs(model, p, B):
 def kernel_one(model, q, v, tau, t, lstsq):
     """[qdd, Jc^T lam, wrench, q_c, (status, rank, residual, position residual, velocity
     residual), velocity projection's correction] of one state (float64 arrays of the model's
-    shapes) by ``closure_kernel.constrained_state``."""
+    shapes) by ``kernel.constrained_state``."""
     p = prepare(model)
     try:
         w, cw, ws = p["pool"].pop()
     except IndexError:
-        w, cw, ws = engine.new_workspace(p["km"]), engine.new_workspace(p["ct"]), np.zeros(p["size"])
+        w, cw, ws = workspaces.new_workspace(p["km"]), workspaces.new_workspace(p["ct"]), np.zeros(p["size"])
     out = [x[0] for x in _outputs(model, p, 1)]
     ck.constrained_state(p["km"]._mb, w, p["ct"]._mb, cw, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"],
                          p["OFF"], NO_FORCE, q, v, tau, t, lstsq, ws, *out, p["cp"])
@@ -279,9 +280,9 @@ def kernel_many(model, Q, V, TAU, T, lstsq):
     chunks: (QDD, TC, WR, QC, SC, DV), each row bit for bit that of ``kernel_one``."""
     p = prepare(model)
     B = Q.shape[0]
-    nchunk = engine.n_chunks(B)
-    W = np.zeros((nchunk, engine.new_workspace(p["km"]).shape[0]))
-    CW = np.zeros((nchunk, engine.new_workspace(p["ct"]).shape[0]))
+    nchunk = workspaces.n_chunks(B)
+    W = np.zeros((nchunk, workspaces.new_workspace(p["km"]).shape[0]))
+    CW = np.zeros((nchunk, workspaces.new_workspace(p["ct"]).shape[0]))
     WS = np.zeros((nchunk, p["size"]))
     out = _outputs(model, p, B)
     ck.constrained_many(p["km"]._mb, W, p["ct"]._mb, CW, p["full"], p["cfull"], p["LI"], p["LF"], p["qn"], p["OFF"],

@@ -1,22 +1,22 @@
-"""The batch driver: how every public function reaches the algorithms.
+"""The compiled entries: one per algorithm and kind of call (one state, a batch).
 
 Every algorithm is written once, as the function of one state that follows the forward sweep
 ``kinematics.forward`` (twists v_i = X_i v_p + vJ_i, accelerations a_i = X_i a_p + S_i qdd_i +
 cJ_i + v_i x vJ_i, world frames): RNEA's force sweep (``rnea.rnea_forces``), the ABA's three loops
 (``aba.aba_solve``), the CRBA (``crba.crba_after``), the world kinematics, the joint terms, the
-body Jacobian and the energies.  From these the driver makes, once for all of them:
+body Jacobian and the energies.  From these this module makes, once for all of them:
 
 * the one-state entries, one per public function and kind of model, each compiling its own
   quantity only: ``one_rnea`` and ``one_aba`` call the forward sweep and their algorithm
   directly; ``one_crba``, ``one_fk``, ``one_jt``, ``one_bj`` and ``one_energy`` go through
-  ``evaluate_state`` (the fast path hands them the caller's arrays untouched, ``api._fast``);
+  ``evaluate_state`` (the fast path hands them the caller's arrays untouched, ``public._fast``);
 * ``evaluate_state``: one state, one forward sweep to the level the requested quantities need,
   then each requested quantity's own passes, each with its input check and status;
 * ``chunk`` / ``chunk_lanes`` / ``many`` / ``many_lanes``: a batch in chunks run in parallel, a
   few per thread, where the model allows in groups of ``LANES`` states (``core.lanes``; the states
-  no group can take then go to ``many``, ``calls.lane_batch``), each state's result and status
+  no group can take then go to ``many``, ``python_layer.lane_batch``), each state's result and status
   bit for bit those of a lone call, whatever the chunking or the thread count;
-* ``calls.run``: the Python layer: inputs, couplers, workspaces (``engine``), results, statuses
+* ``python_layer.run``: the Python layer: inputs, couplers, workspaces (``workspaces``), results, statuses
   and errors, for every public function; ``evaluate`` is its public face.
 
 The quantities are slots (``RNEA`` ... ``ENERGY``); a kernel is handed one output array per slot
@@ -36,18 +36,18 @@ A new algorithm plugs in as one more slot: its per-state function ``impl(out, b,
 fb, P)`` -> (status, joint) (``out`` its output for this state, or the whole output with ``b``
 the state's row; ``x`` the vector it reads: v, qdd or tau; ``P`` the integer parameters),
 wrapped by ``quantity``, called in ``evaluate_state`` with the forward level it needs, a row in
-``SLOTS``, a one-state entry, a branch of ``calls._output`` saying the shape of its output, and
-a public function calling ``calls.run``.
+``SLOTS``, a one-state entry, a branch of ``python_layer._output`` saying the shape of its output, and
+a public function calling ``python_layer.run``.
 """
 import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from .aba import aba_solve
-from .crba import crba_after, rank_status
-from .energy import energy_after
-from .kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
-from .rnea import rnea_forces
+from ..algorithms.aba import aba_solve
+from ..algorithms.crba import crba_after, rank_status
+from ..algorithms.energy import energy_after
+from ..algorithms.kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
+from ..algorithms.rnea import rnea_forces
 from .._jit import entry, jit, pjit
 from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
 from ..model import inputs
@@ -330,7 +330,7 @@ P_FREE = (RNEA, ABA)
 
 
 def _entries(full):
-    """The entries for the models whose joint paths are ``full`` (``calls.paths``: None, or True
+    """The entries for the models whose joint paths are ``full`` (``python_layer.paths``: None, or True
     where the jets and user paths are compiled too)."""
 
     def one_rnea(mb, w, q, v, x, t, out):
@@ -395,7 +395,7 @@ def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, Q
 
 
 # the status of a state that a lane batch leaves to the state-by-state kernel (``chunk_lanes``
-# with ``alone`` None), until ``calls.lane_batch`` has run it; never a result
+# with ``alone`` None), until ``python_layer.lane_batch`` has run it; never a result
 TO_STATES = -1
 
 
@@ -506,7 +506,7 @@ def many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
     (``chunk_lanes``, each chunk a whole number of groups; then, where the length is no multiple
     of LANES, the last LANES states as one more group, after the parallel loop: the states before
     the rest are computed again, to the same bits), the states no group can take marked
-    TO_STATES (``calls.lane_batch`` runs them on ``many``); returns their number."""
+    TO_STATES (``python_layer.lane_batch`` runs them on ``many``); returns their number."""
     nchunk = S.shape[0]
     n = Q.shape[0]
     groups = n // LANES
