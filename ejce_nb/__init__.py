@@ -2,7 +2,7 @@
 import sys as _sys
 
 from ._version import __version__
-from .errors import ModelError, NearSingularWarning, SingularJointError, Status
+from .errors import ClosureWarning, ModelError, NearSingularWarning, SingularJointError, Status
 from .core.transform import Transform
 from .core import joints
 from .core.joints import fn
@@ -32,7 +32,7 @@ from .io import zoo as models
 from .sweep import (sweep, open_sweep, SweepResult, SweepError, Sampler, Uniform, Normal, Tolerances,
                     StreamRNG)
 
-# The public module names of docs/API.md, where they differ from the file that holds them.
+# The public module names (ej.joints, ej.joints.fn, ej.models), where they differ from the file that holds them.
 _sys.modules[__name__ + ".joints"] = joints
 _sys.modules[__name__ + ".joints.fn"] = fn
 _sys.modules[__name__ + ".models"] = models

@@ -237,7 +237,9 @@ def call(d, *args):
 # ---------------------------------------------------------------------------- callees before callers
 def _callee_file(d):
     f = d.py_func
-    return os.path.join(CACHE_DIR, "callees", f"{f.__module__}.{f.__qualname__}.pkl")
+    key = getattr(d, "callee_key", None)
+    name = f"{f.__module__}.{f.__qualname__}" + ("" if key is None else f".{key}")
+    return os.path.join(CACHE_DIR, "callees", f"{name}.pkl")
 
 
 def callees_first(d):
@@ -288,12 +290,14 @@ def remember_callees(d):
         pass
 
 
-def load_after(d, callees):
+def load_after(d, callees, key=None):
     """Declare the kernels that ``d`` calls whose own code should load before ``d`` (see
-    ``callees_first``)."""
+    ``callees_first``); ``key`` tells apart kernels of the same name (closures made for each kind
+    of model)."""
     if isinstance(d, numba.core.dispatcher.Dispatcher):
         d.callees = tuple(callees)
         d.callees_loaded = d.callees_recorded = False
+        d.callee_key = key
     return d
 
 
@@ -338,9 +342,33 @@ def _what(dispatcher):
     return f"{name} ({where}{': ' + doc[:90] if doc else ''})"
 
 
+# seconds between the lines that say a long compilation is still going on
+HEARTBEAT = 8.0
+
+
+class _Heartbeat:
+    """A line every ``HEARTBEAT`` seconds while one compilation lasts, so that a long one never
+    looks like a hang (the compiling thread holds the GIL in short turns: this thread gets its own)."""
+
+    def __init__(self, name):
+        self._done = threading.Event()
+        self._name = name
+        self._t0 = time.perf_counter()
+        if not quiet():
+            threading.Thread(target=self._run, name="ejce_nb-compile-heartbeat", daemon=True).start()
+
+    def _run(self):
+        while not self._done.wait(HEARTBEAT):
+            log.info(f"still compiling {self._name} ({time.perf_counter() - self._t0:.0f} s so far) ...")
+
+    def stop(self):
+        self._done.set()
+
+
 class _CompileAnnouncer(_event.Listener):
     """Announces the outermost compilation of a kernel of this package (the kernels it calls are
-    compiled inside it), once per kernel and signature."""
+    compiled inside it), once per kernel and signature, and says every ``HEARTBEAT`` seconds that
+    it is still going on."""
 
     def __init__(self):
         self._local = threading.local()
@@ -360,15 +388,18 @@ class _CompileAnnouncer(_event.Listener):
             where = "cached on disk for later runs" if CACHE else "in memory only: EJCE_NB_CACHE=0"
             log.info(f"compiling {_what(d)} for its first use with these argument types ({where}); "
                      "this can take a minute or more on a small machine ...")
-            st.append((d, time.perf_counter()))
+            name = getattr(getattr(d, "py_func", None), "__name__", str(d))
+            st.append((d, time.perf_counter(), _Heartbeat(name)))
         else:
-            st.append((None, 0.0))
+            st.append((None, 0.0, None))
 
     def on_end(self, event):
         st = self._stack()
         if not st:
             return
-        d, t0 = st.pop()
+        d, t0, beat = st.pop()
+        if beat is not None:
+            beat.stop()
         if d is not None:
             f = getattr(d, "py_func", None)
             dt = time.perf_counter() - t0

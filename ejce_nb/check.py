@@ -46,7 +46,14 @@ def _exp_half(phi):
 
 
 class JointReport:
-    """What ``check_joint`` found: ``ok`` and the figures behind it; ``str(report)`` reads them."""
+    """What ``check_joint`` found: true (``bool(report)``, ``ok``) when J, sigma and bias are
+    within ``tol``, R is a rotation and no kink is found (rank loss is reported, not a failure);
+    ``str(report)`` reads it.
+
+    Fields: ``ok``, ``n_samples``, ``tol``, ``errors`` (``{"J" | "sigma" | "bias": (max error,
+    where)}``, relative to ``max(1, |term|)``), ``orthogonality`` (max ``|R^T R - 1|``),
+    ``min_det``, ``rotation_ok``, ``rank_loss`` (``[(q, sigma_min / sigma_max)]`` at the samples
+    where J loses rank), ``min_sv_ratio``, ``kinks`` (descriptions)."""
 
     def __init__(self, joint, **figures):
         self.joint = joint
@@ -120,9 +127,16 @@ def _move(spec, model, q, u, s):
 
 
 def check_joint(joint, n_samples=50, seed=0, t_range=(0.0, 2.0), tol=TOL, sweep_points=201):
-    """Check the EJCE terms of ``joint`` (any joint spec) against finite differences of its pose
-    at ``n_samples`` random states; returns a ``JointReport`` (true when every check passes,
-    ``print`` it to read the figures)."""
+    """Check the EJCE terms of ``joint`` (any joint spec, built-in or user-defined) against
+    finite differences of its own pose; returns a ``JointReport`` (true when every check passes,
+    ``print`` it to read the figures).
+
+    J, sigma and bias are compared with 5-point finite differences of the pose at ``n_samples``
+    random states (seeded by ``seed``: a ``Custom`` joint's coordinates in its ``q_range``, others
+    in [-pi, pi], unit quaternions at random; times in ``t_range``), errors relative to
+    ``max(1, |term|)`` against ``tol``.  It also checks that R is a rotation, reports rank loss of
+    J over the samples (gimbal lock), and looks for kinks and jumps of the pose along sweeps of
+    ``sweep_points`` values of each coordinate."""
     if not isinstance(joint, JointSpec):
         raise ModelError(f"check_joint: expected an ej.joints spec, got {joint!r}")
     b = ModelBuilder()

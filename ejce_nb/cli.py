@@ -18,6 +18,7 @@ EJCE_NB_QUIET=1 silences it); later runs load it from the cache.
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .core import joints
 from .core.euler import euler_rate_matrix
 from .io.zoo import SHIPPED, load, random_states
 from .precompile import BASIC, FUNCTIONS, precompile
-from .sim.animate import writer_for
+from .sim.animate import MAX_FRAMES, effective_fps, frame_rows, playback, writer_for
 from .sim.driver import simulate
 from .sim.plot import require_matplotlib
 from .sim.status import SimulationError, SimulationStatus
@@ -201,17 +202,20 @@ def run_sweep(args, out=None):
         try:
             from distributed import Client
         except ImportError:
-            raise ValueError('--scheduler needs dask.distributed: pip install "ejce_nb[dask]"') from None
+            raise ValueError('--scheduler needs dask.distributed: pip install ".[dask]"') from None
         client = Client(args.scheduler)
     try:
         res = sweep(model, args.n, args.quantities, args.out, chunk_size=args.chunk_size, seed=args.seed,
                     t=args.t, scheduler=client, progress=not args.no_progress,
-                    store_inputs=not args.no_store_inputs)
+                    store_inputs=not args.no_store_inputs, independent=args.independent)
     finally:
         if client is not None:
             client.close()
     info = res.run_info
     where = "on the Dask cluster" if client is not None else f"on {numba.get_num_threads()} thread(s)"
+    if model.has_loops:
+        print(f"{res.path}: loops {', '.join(repr(L.name) for L in model.loops)} closed for each sample from its "
+              f"independent coordinates {', '.join(res.spec['loops']['independent'])}", file=out)
     if info["computed"]:
         # run_info's seconds leave compiling out (run_info["compile_seconds"])
         rate = info["computed"] / max(info["seconds"], 1e-12)
@@ -285,6 +289,10 @@ def simulate_command(args, out=None, err=None):
     model = load_model(args)
     q0 = model.neutral() if args.q0 is None else _vector(args.q0, model.nq, "--q0")
     qd0 = np.zeros(model.nv) if args.qd0 is None else _vector(args.qd0, model.nv, "--qd0")
+    if model.has_loops:
+        q0 = _closed_start(model, q0, args.independent, "--q0" if args.q0 is not None else "neutral()", out)
+    elif args.independent is not None:
+        raise ValueError("--independent: the model has no loop closures")
     snapshots = None
     if args.snapshot:
         try:
@@ -302,6 +310,8 @@ def simulate_command(args, out=None, err=None):
             progress = None
     kw = dict(method=args.method, record_every=args.record_every, progress=progress, damping=args.damping,
               limits=not args.no_limits)
+    if model.has_loops:
+        kw["redundant"] = args.redundant
     if args.method == "dopri5":
         kw.update(rtol=args.rtol, atol=args.atol)
     if args.max_energy is not None:
@@ -316,7 +326,8 @@ def simulate_command(args, out=None, err=None):
     try:
         traj = simulate(model, q0, qd0, args.t, args.dt, **kw)
     except SimulationError as e:
-        print(f"ejce-nb: {e}", file=err)
+        # the options of the command line, where the message names those of the Python call
+        print("ejce-nb: " + str(e).replace("pass redundant='lstsq'", "pass --redundant lstsq"), file=err)
         traj, status = e.partial, 3
     except KeyboardInterrupt as e:
         if getattr(e, "partial", None) is None:
@@ -334,30 +345,16 @@ def simulate_command(args, out=None, err=None):
     print(f"  {steps:,} steps in {kernel:.3g} s ({steps / max(kernel, 1e-12):,.0f} steps/s; {len(traj.t):,} states "
           "recorded)" + (f", {traj.info['nfev'][0]:,} evaluations, {traj.info['nrejected'][0]:,} rejected steps"
                          if args.method == "dopri5" else ""), file=out)
-    E = traj.energy
-    lim = traj.limit_work
-    dmp = traj.damping_work
-    if lim is None and dmp is None and not traj.info.get("forced") and not traj.info.get("rheonomic"):
-        print(f"  energy: E(0) = {E[0]:.9g}, E(end) = {E[-1]:.9g}, drift max|E - E0| / max(|E0|, max T) = "
-              f"{traj.energy_drift():.3g} (a conservative run: the integration error)", file=out)
-    else:
-        parts = []
-        rest = E[-1] - E[0]
-        if lim is not None:
-            parts.append(f"joint limits {lim[-1]:.6g} J")
-            rest -= lim[-1]
-        if dmp is not None:
-            parts.append(f"damping {dmp[-1]:.6g} J")
-            rest -= dmp[-1]
-        what = " and ".join(w for w, on in (("joint forces", traj.info.get("forced")),
-                                            ("time-driven joints", traj.info.get("rheonomic"))) if on)
-        parts.append(f"rest {rest:.6g} J (" + (f"work of the {what} + " if what else "") + "integration error)")
-        print(f"  energy balance: E(0) = {E[0]:.9g}, E(end) - E(0) = {E[-1] - E[0]:.6g} J = work of "
-              + ", ".join(parts), file=out)
+    _energy_lines(traj, args.method, out)
     if traj.info.get("limits"):
         lm = traj.info["limits"]
         print(f"  joint limits: {lm['coordinates']} coordinates, spring-damper time constant {lm['time_constant']:g} s, "
               f"damping ratio {lm['damping_ratio']:g} (--no-limits turns them off)", file=out)
+    if len(traj.t) < 2:
+        # nothing but the initial state: no file or picture that would look like a result
+        print(f"  no file, plot or animation written: the run stopped at t = {traj.stop_time:g}, before its first "
+              "recorded step", file=out)
+        return status
     if args.out:
         if args.out.lower().endswith(".csv"):
             traj.to_csv(args.out)
@@ -368,9 +365,83 @@ def simulate_command(args, out=None, err=None):
         traj.plot(model, args.plot, snapshots=snapshots)
         print(f"  wrote {args.plot}", file=out)
     if args.animate:
-        frames = traj.animate(model, args.animate, fps=args.fps)
-        print(f"  wrote {args.animate} ({frames} frames at {args.fps:g} frames/s)", file=out)
+        fps = effective_fps(args.animate, args.fps)
+        rows = frame_rows(traj, fps=fps)
+        shown, speed = playback(traj, rows, fps)
+        pace = "in real time" if abs(speed - 1.0) < 0.01 else f"at {speed:.3g} x real time"
+        if speed > 1.01 and len(rows) >= MAX_FRAMES:
+            pace += f" (at most {MAX_FRAMES} frames: a lower --fps plays slower)"
+        elif speed > 1.01:
+            pace += (f" (every recorded state is a frame: a smaller --record-every, or --fps {fps / speed:.3g}, "
+                     "plays in real time)")
+        rate = f"{fps:.3g} frames/s"
+        if fps != args.fps:
+            rate += " (a GIF's frames last whole hundredths of a second)"
+        print(f"  writing {args.animate}: {len(rows)} frames at {rate}, {shown:g} s of motion played {pace}", file=out,
+              flush=True)
+        traj.animate(model, args.animate, fps=args.fps, progress=bool(progress))
+        print(f"  wrote {args.animate}", file=out)
     return status
+
+
+_ORDER = {"rk4": 4, "rk2": 2, "euler": 1, "symplectic": 1}
+
+
+def _energy_lines(traj, method, out):
+    """The energy lines of ``simulate``'s summary: the drift of a conservative run, else the
+    balance of E(end) - E(0) against the work of the limits and of the damping, the rest split
+    where joint limits engage (``Trajectory.energy_balance``)."""
+    if len(traj.t) < 2:
+        print(f"  energy: E(0) = {traj.energy[0]:.9g} J; no step was taken", file=out)
+        return
+    b = traj.energy_balance()
+    upto = "" if traj.status == 0 else f", up to the stop at t = {traj.stop_time:g}"
+    forced, rheonomic = traj.info.get("forced"), traj.info.get("rheonomic")
+    if b["limit_work"] is None and b["damping_work"] is None and not forced and not rheonomic:
+        print(f"  energy: E(0) = {b['E0']:.9g}, E(end) = {b['E0'] + b['dE']:.9g}, drift max|E - E0| / max(|E0|, max T) "
+              f"= {traj.energy_drift():.3g} (a conservative run: the integration error{upto})", file=out)
+        return
+    parts = []
+    if b["limit_work"] is not None:
+        parts.append(f"joint limits {b['limit_work']:.6g} J" + (
+            f" (within about {b['quadrature']:.2g} J: the trapezoid rule over the recorded states)"
+            if b["quadrature"] > 1e-12 * max(1.0, abs(b["E0"])) else ""))
+    if b["damping_work"] is not None:
+        parts.append(f"damping {b['damping_work']:.6g} J")
+    what = " and ".join(w for w, on in (("joint forces", forced), ("time-driven joints", rheonomic)) if on)
+    parts.append(f"rest {b['rest']:.6g} J (" + (f"work of the {what} + " if what else "") + "integration error)")
+    print(f"  energy balance{upto}: E(0) = {b['E0']:.9g}, E(end) - E(0) = {b['dE']:.6g} J = work of "
+          + ", ".join(parts), file=out)
+    if b["limit_events"]:
+        steps = "steps" if traj.info.get("record_every", 1) == 1 and method != "dopri5" else "recorded intervals"
+        order = _ORDER.get(method)
+        why = (f"where {method} is first order: it shrinks like dt, not dt^{order}; a smaller --dt or --method dopri5 "
+               "reduces it" if order and order > 1 else
+               "where the steps are shortened by dopri5's error control" if method == "dopri5" else
+               f"where {method} is first order, as everywhere")
+        print(f"    of the rest, {b['rest_at_limits']:.3g} J over the {b['limit_events']} {steps} where a joint limit "
+              f"engages or releases (its damping force switches on or off inside them, {why}) and "
+              f"{b['rest'] - b['rest_at_limits']:.3g} J over the others", file=out)
+
+
+def _closed_start(model, q0, independent, what, out):
+    """The initial state of a loop model, closed with its independent coordinates kept (``--independent``,
+    default ``independent_variables``'s); a ValueError naming the loops where none closes."""
+    from .algorithms.loops.assembly import assemble, independent_variables
+    from .algorithms.loops.reference import ConstraintError
+
+    held = independent_variables(model, independent, q0)
+    names = ", ".join(model.velocity_names[k] for k in held) or "nothing"
+    try:
+        q, info = assemble(model, q0, fixed=held, return_info=True)
+    except ConstraintError as e:
+        raise ValueError(f"{what}: the loops cannot be closed with {names} kept (--independent chooses others): "
+                         f"{e}") from None
+    moved = float(np.max(np.abs(q - q0))) if model.nq else 0.0
+    if info["iterations"]:
+        print(f"  initial state: the loops closed from {what} with {names} kept (coordinates moved by up to "
+              f"{moved:.3g}; position residual {info['residual']:.2g})", file=out)
+    return q
 
 
 def compile_command(args, out=None):
@@ -413,19 +484,28 @@ def main(argv=None):
     p_info = sub.add_parser("info", parents=[model_opts], help="summary of a model")
     p_info.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_bench = sub.add_parser("bench", parents=[model_opts], help="throughput of batched kinematics")
-    p_bench.add_argument("model", nargs="?", default="arm7")
-    p_bench.add_argument("--batch", type=_count, default=100_000)
-    p_bench.add_argument("--threads", type=_count, default=None)
+    p_bench.add_argument("model", nargs="?", default="arm7",
+                         help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file (default: arm7)")
+    p_bench.add_argument("--batch", type=_count, default=100_000,
+                         help="states of the batch (default 100000; 1e5 is accepted)")
+    p_bench.add_argument("--threads", type=_count, default=None,
+                         help="Numba threads of the batch (default: every CPU)")
     p_sweep = sub.add_parser("sweep", parents=[model_opts],
                              help="Monte Carlo sweep of quantities over sampled states into a store")
     p_sweep.add_argument("model", help="shipped model name, .json, .urdf, .xml (MJCF) or .osim file")
     p_sweep.add_argument("--n", type=_count, required=True, help="number of states (1e6 is accepted)")
     p_sweep.add_argument("--quantities", required=True,
                          help="comma-separated: rnea, aba, mass_matrix, nonlinear_effects, kinetic_energy, "
-                              "joint_terms, forward_kinematics:BODY, body_jacobian:BODY")
+                              "joint_terms, forward_kinematics:BODY, body_jacobian:BODY; for a model with loop "
+                              "closures constrained_dynamics, loop_residual and the kinematic ones")
+    p_sweep.add_argument("--independent", default=None, metavar="NAMES",
+                         help="models with loop closures: the coordinates sampled (names or indices separated by "
+                              "commas); the others close the loops for each sample (default: the first ones in tree "
+                              "order that determine the others, e.g. a four-bar's crank)")
     p_sweep.add_argument("--out", required=True, help="directory or URL of the zarr store (rerun to resume)")
-    p_sweep.add_argument("--chunk-size", type=_count, default=100_000)
-    p_sweep.add_argument("--seed", type=int, default=0)
+    p_sweep.add_argument("--chunk-size", type=_count, default=100_000,
+                         help="states computed and written together (default 100000); no result depends on it")
+    p_sweep.add_argument("--seed", type=int, default=0, help="seed of the sampled inputs (default 0)")
     p_sweep.add_argument("--t", type=float, default=0.0, help="time of every state (rheonomic models)")
     p_sweep.add_argument("--threads", type=_count, default=None, help="Numba threads of this process")
     p_sweep.add_argument("--scheduler", default=None, help="address of a Dask scheduler to run the chunks on")
@@ -436,7 +516,7 @@ def main(argv=None):
     p_report.add_argument("dir", help="directory of the sweep")
     p_report.add_argument("--plot", default=None, help="figure to write (default DIR.report.png)")
     p_report.add_argument("--no-plot", action="store_true", help="only the table")
-    p_report.add_argument("--bins", type=_count, default=50)
+    p_report.add_argument("--bins", type=_count, default=50, help="bins of each histogram (default 50)")
     p_comp = sub.add_parser("compile", parents=[model_opts],
                             help="compile the kernels that models need into the on-disk cache, in parallel processes",
                             description="Compile the kernels that the models need into the on-disk cache (for "
@@ -459,7 +539,9 @@ def main(argv=None):
     p_sim.add_argument("--t", type=_positive_float, default=10.0, help="final time, s (default 10)")
     p_sim.add_argument("--dt", type=_positive_float, default=1e-3,
                        help="time step, s (default 1e-3; dopri5: first step)")
-    p_sim.add_argument("--method", default="rk4", choices=("rk4", "rk2", "euler", "symplectic", "dopri5"))
+    p_sim.add_argument("--method", default="rk4", choices=("rk4", "rk2", "euler", "symplectic", "dopri5"),
+                       help="integrator: fixed-step Runge-Kutta of order 4, 2, 1, semi-implicit Euler, or adaptive "
+                            "Dormand-Prince 5(4) (default rk4)")
     p_sim.add_argument("--record-every", type=_count, default=1, metavar="K", help="keep every K-th step")
     p_sim.add_argument("--rtol", type=float, default=1e-8, help="dopri5 relative tolerance")
     p_sim.add_argument("--atol", type=float, default=1e-10, help="dopri5 absolute tolerance")
@@ -477,11 +559,32 @@ def main(argv=None):
                        "FILE.mp4 (ffmpeg, where installed)")
     p_sim.add_argument("--fps", type=_positive_float, default=30.0, help="frames per second of --animate (default 30)")
     p_sim.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p_sim.add_argument("--threads", type=_count, default=None)
+    p_sim.add_argument("--threads", type=_count, default=None,
+                       help="Numba threads (default: every CPU; a batch of one trajectory runs on one)")
+    p_sim.add_argument("--redundant", default="raise", choices=("raise", "lstsq"),
+                       help="models with loop closures: a rank-deficient loop constraint (a planar linkage closed by "
+                            "a revolute joint repeats three constraints) stops the run ('raise', the default) or is "
+                            "solved in the least-squares sense ('lstsq'), as simulate(redundant=...)")
+    p_sim.add_argument("--independent", default=None, metavar="NAMES",
+                       help="models with loop closures: the coordinates kept while the initial state is closed "
+                            "(names or indices separated by commas, as ej.assemble(fixed=...); default: the first "
+                            "ones in tree order that determine the others, e.g. a four-bar's crank)")
     from .view import add_parser as add_view_parser, view_command
     add_view_parser(sub, parents=[model_opts])
     args = parser.parse_args(argv)
+    # a warning (a model file's, a loop model's) printed as its message alone, not with Python's
+    # file, line and source of where it was raised
+    with warnings.catch_warnings():
+        warnings.showwarning = _print_warning
+        return _command(parser, args, argv)
 
+
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"ejce-nb: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _command(parser, args, argv):
+    """Run the command that ``main`` parsed; the exit status."""
     try:
         if args.cmd == "info":
             print(load_model(args).summary())

@@ -160,6 +160,35 @@ def test_compiling_is_announced_once_with_what(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_long_compilation_says_it_is_still_going(monkeypatch, capsys):
+    """A line every ``_jit.HEARTBEAT`` seconds while a compilation lasts, and none once it ends."""
+    import time
+    import numba
+    from numba.extending import overload
+    from ejce_nb import _jit
+    monkeypatch.setenv("EJCE_NB_QUIET", "0")
+    monkeypatch.setattr(_jit, "HEARTBEAT", 0.2)
+
+    def slow():
+        pass
+
+    @overload(slow)
+    def _slow():
+        time.sleep(1.1)              # typing that takes a while
+        return lambda: None
+
+    def probe(x):
+        slow()
+        return x + 1.0
+    probe.__module__ = "ejce_nb.algorithms.rnea"
+    numba.njit(cache=False)(probe)(1.0)
+    lines = capsys.readouterr().err.splitlines()
+    still = [ln for ln in lines if "still compiling probe" in ln]
+    assert len(still) >= 3 and lines[0].startswith("ejce_nb: compiling") and "compiled probe" in lines[-1]
+    time.sleep(0.5)
+    assert capsys.readouterr().err == ""          # the heartbeat stopped with the compilation
+
+
 def test_animation_has_one_frame_per_chosen_state_on_equal_axes(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     Image = pytest.importorskip("PIL.Image")
@@ -191,10 +220,13 @@ def test_animation_has_one_frame_per_chosen_state_on_equal_axes(tmp_path, monkey
 
 def test_simulate_command_writes_an_animation(tmp_path, capsys):
     pytest.importorskip("matplotlib")
+    Image = pytest.importorskip("PIL.Image")
     gif = tmp_path / "arm.gif"
-    assert cli.main(["simulate", "arm7", "--t", "0.05", "--dt", "1e-2", "--animate", str(gif), "--fps", "5",
+    assert cli.main(["simulate", "arm7", "--t", "0.5", "--dt", "1e-2", "--animate", str(gif), "--fps", "10",
                      "--no-progress"]) == 0
-    assert "6 frames" in capsys.readouterr().out and gif.stat().st_size > 0
+    assert "6 frames at 10 frames/s, 0.5 s of motion played in real time" in capsys.readouterr().out
+    with Image.open(gif) as im:
+        assert im.n_frames == 6
     assert cli.main(["simulate", "arm7", "--t", "0.05", "--animate", str(tmp_path / "arm.webm")]) == 2
     assert "--animate" in capsys.readouterr().err
 
@@ -218,3 +250,82 @@ def test_the_demo_compiles_its_batches_in_a_second_process_on_a_cold_cache_only(
     (cache / "kernel.nbi").write_bytes(b"")
     compile_elsewhere(os.mkdir, str(tmp_path / "warm"))()
     assert not (tmp_path / "one_cpu").exists() and not (tmp_path / "warm").exists()
+
+
+def test_an_animation_plays_in_real_time_unless_it_says_otherwise():
+    """By default the frames are the recorded states nearest to every 1/fps s (real time); all of
+    them where they are recorded more sparsely (faster), and at most max_frames, then spread
+    evenly (faster)."""
+    from ejce_nb.sim.animate import frame_rows, playback
+    t = np.arange(3001) * 1e-3
+    traj = ej.Trajectory(t, np.zeros((3001, 1)), np.zeros((3001, 1)), np.zeros(3001), np.zeros(3001))
+    rows = frame_rows(traj, fps=30)
+    assert len(rows) == 91 and np.abs(t[rows] - np.arange(91) / 30).max() <= 0.5e-3 + 1e-12
+    assert playback(traj, rows, 30) == pytest.approx((3.0, 1.0))
+    capped = frame_rows(traj, fps=30, max_frames=31)
+    assert len(capped) == 31 and playback(traj, capped, 30)[1] == pytest.approx(3.0)
+    sparse = ej.Trajectory(t[::100], np.zeros((31, 1)), np.zeros((31, 1)), np.zeros(31), np.zeros(31))
+    assert len(frame_rows(sparse, fps=30)) == 31 and playback(sparse, frame_rows(sparse, fps=30), 30)[1] == 3.0
+
+
+def test_a_model_files_warning_is_printed_as_its_message(tmp_path, capsys):
+    """A warning while a command runs (here an URDF link's inertia that breaks the triangle
+    inequality) prints as ``ejce-nb: warning: MESSAGE``, without Python's file, line and source."""
+    path = tmp_path / "bad.urdf"
+    path.write_text('''<robot name="r"><link name="base"/>
+<link name="arm"><inertial><mass value="1"/>
+<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="5"/></inertial></link>
+<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>''')
+    assert cli.main(["info", str(path)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and all(ln.startswith(f"ejce-nb: warning: {path}: link 'arm'") for ln in err)
+    assert "InertiaWarning" not in "\n".join(err) and "warn(" not in "\n".join(err)
+
+
+def test_every_option_of_every_command_says_what_it_does(capsys):
+    import re
+    for cmd in ("demo", "info", "bench", "sweep", "report", "compile", "simulate", "view"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        out = capsys.readouterr().out
+        lines = out.split("options:", 1)[1].splitlines()[1:]
+        for i, ln in enumerate(lines):
+            if not ln.startswith("  -") or ln.startswith("  -h, --help"):
+                continue
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            said = re.search(r"\S\s{2,}\S", ln.strip()) or (nxt.startswith(" " * 8) and not nxt.strip().startswith("-"))
+            assert said, f"ejce-nb {cmd}: {ln.strip()} has no help text"
+
+
+def test_extras_are_named_one_way_everywhere():
+    """``pip install ".[extra]"`` (from the source folder, as the README installs) in the README,
+    the documentation and the package's messages, and every extra named is one of pyproject's."""
+    import re
+    import tomllib
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "ejce_nb").rglob("*.py")]
+    named = set()
+    for f in files:
+        text = f.read_text()
+        assert not re.search(r"ejce_nb\[\w+\]", text), f"{f}: an extra named as ejce_nb[...]"
+        named |= set(re.findall(r'"\.\[(\w+)\]"', text))
+    assert named and named <= extras, named - extras
+
+
+def test_a_coupled_knee_angle_is_in_radians_and_the_leg_stands_up():
+    """The knee angle of an OpenSim knee (a rotation whose translations follow it by splines, the
+    patella coupled to it) is an angle in rad, not a coordinate without unit; the model's gravity
+    is along -y, so its stick figure has +y up."""
+    pytest.importorskip("matplotlib")
+    from ejce_nb.sim.plot import coordinate_series, plot_trajectory, vertical_axis
+    knee = ej.load_opensim(ROOT / "data" / "knee_patella.osim")
+    q = knee.neutral()[None]
+    traj = ej.Trajectory(np.zeros(1), q, np.zeros((1, knee.nv)), np.zeros(1), np.zeros(1),
+                         info={"coordinate_names": list(knee.coordinate_names)})
+    assert [(label, unit) for label, unit, _ in coordinate_series(traj, knee)] == \
+        [("hip_flexion", "rad"), ("knee_angle", "rad")]
+    assert vertical_axis(knee) == ("y", 1.0)
+    fig = plot_trajectory(traj, knee)
+    assert "angles (rad)" in [ax.get_ylabel() for ax in fig.axes]
+    assert "+y up, against gravity" in [ax for ax in fig.axes if hasattr(ax, "get_zlim")][0].get_title()

@@ -1,15 +1,24 @@
 """The documentation site and the viewer.
 
-* Every ```python block of the site's pages (docs/**/*.md) runs as written, each alone in a fresh
-  interpreter and directory, as tests/test_readme.py runs the README's.
+* Every ```python block of the site's pages (docs/**/*.md) and of the docstrings the reference
+  shows (ejce_nb/**/*.py) runs as written, each alone in a fresh interpreter and directory, as
+  tests/test_readme.py runs the README's.
+* Every public name of ``ejce_nb`` (what ejce_nb/__init__.py exports) has a docstring and a
+  ``::: ejce_nb.NAME`` entry on a reference page (docs/reference/*.md), and so has every member
+  of ``ej.joints``, ``ej.fn`` and ``ej.jmath`` that users write models with.
 * The site builds with ``mkdocs build --strict`` (no warning: every link and page resolves, every
   reference page's names exist), offline.
 * The viewer (``ej.view``, ``ejce-nb view``): the geometry of URDF, MJCF and OpenSim files, body
-  frames that follow the kinematics, and a page that headless Chromium shows with the model on it
-  (skipped where no Chromium is installed: ``apt-get install chromium``).
+  frames that follow the kinematics, and a page that headless Chromium shows with the model on it,
+  alone and as a notebook shows it, in the inline frame of the viewer's ``_repr_html_`` (skipped
+  where no Chromium is installed: ``apt-get install chromium``).
 """
 import argparse
+import ast
+import asyncio
+import inspect
 import os
+import textwrap
 import re
 import subprocess
 import sys
@@ -19,20 +28,22 @@ import numpy as np
 import pytest
 
 import ejce_nb as ej
-from ejce_nb.view import add_parser, cli_view, find_chromium, view_command, visual_geometry
+from ejce_nb.view import add_parser, cli_view, find_chromium, screenshot, view_command, visual_geometry
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md"))
+SOURCES = sorted((ROOT / "ejce_nb").rglob("*.py"))      # their docstrings are the reference pages
 
 
 def python_blocks():
-    """(page, first line number, code) of every ```python block of the site's pages."""
+    """(file, first line number, code) of every ```python block of the site's pages and of the
+    package's docstrings (indented with them: dedented here)."""
     out = []
-    for page in PAGES:
+    for page in PAGES + SOURCES:
         text = page.read_text()
-        for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M):
-            out.append((page, text.count("\n", 0, m.start(1)) + 1, m.group(1)))
+        for m in re.finditer(r"^( *)```python\n(.*?)^\1```$", text, re.S | re.M):
+            out.append((page, text.count("\n", 0, m.start(2)) + 1, textwrap.dedent(m.group(2))))
     return out
 
 
@@ -40,8 +51,9 @@ BLOCKS = python_blocks()
 
 
 def test_every_fence_is_read():
-    fences = sum(len(re.findall(r"^```python\s*$", p.read_text(), re.M)) for p in PAGES)
-    assert len(BLOCKS) == fences >= 10
+    fences = sum(len(re.findall(r"^ *```python\s*$", p.read_text(), re.M)) for p in PAGES + SOURCES)
+    assert len(BLOCKS) == fences >= 11
+    assert any(p.suffix == ".py" for p, _, _ in BLOCKS)
 
 
 def _env(tmp):
@@ -50,7 +62,8 @@ def _env(tmp):
 
 
 @pytest.mark.parametrize("page, line, code", BLOCKS,
-                         ids=[f"{p.relative_to(DOCS).as_posix()}:{line}" for p, line, _ in BLOCKS])
+                         ids=[f"{p.relative_to(DOCS if p.suffix == '.md' else ROOT).as_posix()}:{line}"
+                              for p, line, _ in BLOCKS])
 def test_docs_block_runs_alone(page, line, code, tmp_path):
     if "ej.view(" in code:
         pytest.importorskip("viser", reason="the viewer's example needs the view extra (viser)")
@@ -80,6 +93,12 @@ def test_site_builds_strict(tmp_path):
         assert (site / page).is_file(), page
     ref = (site / "reference/dynamics/index.html").read_text()
     assert "rnea" in ref and "aba" in ref
+    # every public name has its heading, with the text of its docstring, in the generated reference
+    html = "".join(p.read_text() for p in (site / "reference").rglob("*.html"))
+    ids = set(re.findall(r'id="(ejce_nb\.[^"]+)"', html))
+    missing = [n for n in public_names() if not any(i == f"ejce_nb.{n}" or i.startswith(f"ejce_nb.{n}.") for i in ids)]
+    assert not missing, f"not in the generated reference: {missing}"
+    assert "nq, nv" in html and "NONFINITE_INPUT" in html and "Gauss-Newton" in html
 
 
 def test_pictures_are_on_the_site_and_small():
@@ -93,6 +112,66 @@ def test_pictures_are_on_the_site_and_small():
     for name in used:
         assert (images / name).is_file(), name
         assert (images / name).stat().st_size < 400_000, name
+
+
+# ---------------------------------------------------------------------------- the reference
+def public_names():
+    """The public names of ``ejce_nb``: those ejce_nb/__init__.py binds (imports, definitions),
+    less the private ones (a leading underscore)."""
+    tree = ast.parse((ROOT / "ejce_nb" / "__init__.py").read_text())
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [a.asname or a.name for a in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return sorted({n for n in names if not n.startswith("_")})
+
+
+def reference_entries():
+    """{``ejce_nb.X`` of each ``::: ejce_nb.X`` directive of the reference pages: the names its
+    ``members:`` option lists (empty: none listed)}."""
+    out = {}
+    for page in sorted((DOCS / "reference").glob("*.md")):
+        text = page.read_text()
+        for m in re.finditer(r"^::: (\S+)\n((?:    .*\n)*)", text, re.M):
+            members = re.search(r"members: \[(.*?)\]", m.group(2))
+            out[m.group(1)] = [x.strip() for x in members.group(1).split(",")] if members else []
+    return out
+
+
+def _user_members(name, module):
+    """The members of the module ``ej.<name>`` that users write models with."""
+    if name == "joints":          # every joint kind, the motions of composite joints, user joints
+        return set(module.__all__) - {"JointSpec", "EULER_SEQUENCES", "from_dict", "codes"}
+    if name == "fn":              # every coordinate function
+        return {n for n, o in vars(module).items() if inspect.isclass(o) and issubclass(o, module.Function)
+                and o is not module.Function and o.__module__ == module.__name__}
+    if name == "jmath":           # the math of pose functions, defined there or in core.spatial
+        return {n for n, o in vars(module).items() if not n.startswith("_") and callable(o)
+                and getattr(o, "__module__", "") in (module.__name__, "ejce_nb.core.spatial")}
+    return set()
+
+
+def test_every_public_name_has_a_docstring_and_a_reference_entry():
+    names = public_names()
+    assert len(names) >= 60 and {"rnea", "Model", "joints", "models", "view"} <= set(names)
+    entries = reference_entries()
+    undocumented, unlisted = [], []
+    for name in names:
+        obj = getattr(ej, name)
+        if not (inspect.getdoc(obj) or "").strip():
+            undocumented.append(name)
+        if not any(e == f"ejce_nb.{name}" or e.startswith(f"ejce_nb.{name}.") for e in entries):
+            unlisted.append(name)
+        if inspect.ismodule(obj) and name != "view":
+            listed = entries.get(f"ejce_nb.{name}", [])
+            unlisted += [f"{name}.{m}" for m in sorted(_user_members(name, obj) - set(listed))]
+            undocumented += [f"{name}.{m}" for m in listed if not (inspect.getdoc(getattr(obj, m)) or "").strip()]
+    assert not undocumented, f"public names without a docstring: {undocumented}"
+    assert not unlisted, f"public names missing from the reference (docs/reference/*.md): {unlisted}"
 
 
 # ---------------------------------------------------------------------------- the viewer
@@ -240,3 +319,36 @@ def test_viewer_page_shows_the_model_in_headless_chromium(lamp, tmp_path):
     assert orange.sum() > 2000, f"the page shows no model ({orange.sum()} orange pixels)"
     ys, xs = np.nonzero(orange)
     assert xs.max() - xs.min() > 40 and ys.max() - ys.min() > 100     # a lamp's height, not a speck
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no Chromium to open the viewer's page (Debian: apt-get install "
+                    "chromium; .ci/run installs it where it can)")
+def test_viewer_in_a_notebook_cell(lamp, tmp_path):
+    """What a Jupyter notebook does with ``ej.view``: the cell runs while an asyncio event loop runs
+    in the kernel's thread, and its output is the returned Viewer's ``_repr_html_`` (an inline
+    frame of the viewer's address). Headless Chromium opens a page holding that output: the frame
+    shows the lamp and the viewer's controls. Viser's static copy of the scene
+    (``viewer.server.scene.show()`` in a notebook) is a self-contained page."""
+    from PIL import Image
+    model = ej.load_urdf(str(lamp))
+
+    async def cell():
+        return ej.view(model, source=lamp, port=0)
+
+    v = asyncio.run(cell())
+    try:
+        out = v._repr_html_()
+        assert f'<iframe src="{v.url}"' in out
+        page = tmp_path / "notebook.html"
+        page.write_text(f"<html><body><p>In [1]: ej.view(model)</p>{out}</body></html>")
+        shot = tmp_path / "cell.png"
+        # the frame's text and canvas, then time to draw (its first frames come out pale)
+        screenshot(page.as_uri(), shot, size=(900, 700), wait_for=("Coordinates", "swing"), settle=4.0)
+        static = v.server.scene.as_html()
+        assert static.lstrip().lower().startswith("<!doctype html") and "__VISER_EMBED_DATA__" in static
+    finally:
+        v.close()
+    img = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    r_, g_, b_ = img[..., 0], img[..., 1], img[..., 2]
+    orange = (r_ > 150) & (r_ - g_ > 50) & (g_ - b_ > 20)
+    assert orange.sum() > 2000, f"the notebook's frame shows no model ({orange.sum()} orange pixels)"

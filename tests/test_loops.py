@@ -105,7 +105,7 @@ def _reduced_reference(model, th, thd, tau2):
 
     def m_at(x):
         g = g_at(x)
-        return g @ ej.mass_matrix(model, q_at(x)) @ g
+        return g @ ej.mass_matrix(model.open_tree(), q_at(x)) @ g
 
     V = lambda x: ej.potential_energy(model, q_at(x))
     q, g = q_at(th), g_at(th)
@@ -125,7 +125,8 @@ def test_fourbar_dynamics_equals_the_hand_reduced_one_coordinate_mechanism(plana
         assert abs(r.qdd[0] - ref) < 1e-6 * max(1.0, abs(ref))
         # the constraint wrench is planar and M qdd + h = tau + Jc^T lam
         assert np.all(np.abs(r.wrench[0, [0, 1, 5]]) < 1e-8)
-        lhs = ej.mass_matrix(planar, q) @ r.qdd + ej.nonlinear_effects(planar, q, qd)
+        tree = planar.open_tree()
+        lhs = ej.mass_matrix(tree, q) @ r.qdd + ej.nonlinear_effects(tree, q, qd)
         assert np.allclose(lhs, np.array([tau2, 0, 0]) + r.tau_constraint, atol=1e-10)
         # inverse dynamics for the prescribed crank acceleration gives the torque back
         inv = ej.constrained_inverse_dynamics(planar, q, qd, [r.qdd[0]], independent=[0], redundant="lstsq")
@@ -179,10 +180,11 @@ def test_slider_crank_against_its_closed_form():
         inv = ej.constrained_inverse_dynamics(m, q, qd, [0.0], independent=["crank_joint"], redundant="lstsq")
         assert abs(inv.qdd[2] - x2 * thd ** 2) < 1e-9
         # power balance: the crank torque's power is the rate of the energy
-        Mq = ej.mass_matrix(m, q)
+        tree = m.open_tree()
+        Mq = ej.mass_matrix(tree, q)
         dT = qd @ Mq @ inv.qdd + 0.5 * qd @ (
-            (ej.mass_matrix(m, q + 1e-6 * qd) - ej.mass_matrix(m, q - 1e-6 * qd)) / 2e-6) @ qd
-        dV = -np.dot(ej.nonlinear_effects(m, q, np.zeros(3)), qd)
+            (ej.mass_matrix(tree, q + 1e-6 * qd) - ej.mass_matrix(tree, q - 1e-6 * qd)) / 2e-6) @ qd
+        dV = -np.dot(ej.nonlinear_effects(tree, q, np.zeros(3)), qd)
         assert abs(inv.tau[0] * thd - (dT - dV)) < 1e-6
 
 
@@ -357,7 +359,7 @@ def test_opensim_point_and_weld_constraints_become_closures():
             f.write(text)
         om = osim.Model(path)
         st = om.initSystem()
-        q = m.neutral()
+        q = m.q_default          # the file's coordinates (the weld to the ground closes nowhere near them)
         for k, name in enumerate(m.coordinate_names):
             om.getCoordinateSet().get(name).setValue(st, float(q[k]), False)
         om.realizePosition(st)
@@ -515,3 +517,168 @@ def test_a_python_torque_callable_is_held_over_each_step_as_for_a_tree(planar):
         s = ej.simulate(planar, q, v, 0.01, 0.01, tau=law(k * 0.01, q, v), redundant="lstsq")
         q, v = s.q[-1], s.qd[-1]
     assert np.max(np.abs(c.q[-1] - q)) <= 1e-14 and np.max(np.abs(c.qd[-1] - v)) <= 1e-13
+
+
+# ---------------------------------------------------------------------------- loop models beyond their functions
+def fourbar_at(D):
+    """``fourbar`` with the rocker's pivot at (D, 0, 0): the crank tip lies between |D - A| and D + A
+    from it, and the loop closes where that distance is at most B + C."""
+    b = ej.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("crank", joint=J.Revolute(Z), **rod(1.0, A_))
+    b.add_body("coupler", parent="crank", joint=J.Revolute(Z), placement=ej.Transform(translation=(A_, 0, 0)),
+               **rod(2.0, B_))
+    b.add_body("rocker", joint=J.Revolute(Z), placement=ej.Transform(translation=(D, 0, 0)), **rod(1.5, C_))
+    b.add_loop("pin", "coupler", "rocker", joint=J.Revolute(Z), placement_a=ej.Transform(translation=(B_, 0, 0)),
+               placement_b=ej.Transform(translation=(C_, 0, 0)))
+    return b.build()
+
+
+def _arrays(res, names):
+    return {k: np.asarray(res[k]) for k in names}
+
+
+def test_a_sweep_of_a_loop_model_samples_closed_states(planar, tmp_path, monkeypatch):
+    """The crank (the default independent coordinate) keeps its uniform draw, the rocker is one of
+    Freudenstein's two closed-form angles, qd satisfies the velocity constraints, the stored
+    dynamics are ej.constrained_dynamics at the stored inputs bit for bit, any chunking gives the
+    same bits, and the report's histograms name each quantity and its unit."""
+    pytest.importorskip("zarr")
+    qs = ["constrained_dynamics", "loop_residual", "forward_kinematics:coupler"]
+    res = ej.sweep(planar, 300, qs, tmp_path / "a", chunk_size=128, progress=False)
+    assert res.spec["loops"] == {"independent": ["crank_joint"]}
+    a = _arrays(res, res.arrays)
+    q = a["q"]
+    assert np.all(a["status"] == 0)
+    tree = ej.sweep(planar.open_tree(), 300, ["kinetic_energy"], tmp_path / "tree", chunk_size=300, progress=False)
+    assert np.array_equal(q[:, 0], np.asarray(tree["q"])[:, 0])
+    err = [min(abs(wrap(q[b, 2] - r)) for r in freudenstein_theta4(q[b, 0])) for b in range(len(q))]
+    assert max(err) < 1e-8
+    assert a["loop_residual.position"].max() <= 1e-9 and a["loop_residual.velocity"].max() <= 1e-12
+    ref = ej.constrained_dynamics(planar, q, a["qd"], a["tau"], redundant="lstsq")
+    assert np.array_equal(a["constrained_dynamics.qdd"], ref.qdd)
+    assert np.array_equal(a["constrained_dynamics.wrench"], ref.wrench)
+    assert np.array_equal(a["forward_kinematics:coupler"][:, :3, 3], ej.forward_kinematics(planar, q).p[:, 2])
+    again = ej.sweep(planar, 300, qs, tmp_path / "b", chunk_size=50, progress=False)
+    for k, v in _arrays(again, again.arrays).items():
+        assert np.array_equal(v, a[k], equal_nan=True), k
+    import zarr
+    zarr.open_group(str(tmp_path / "b"), mode="r+")[".sweep/done"][2] = 0      # a chunk lost: resumed alone
+    resumed = ej.sweep(planar, 300, qs, tmp_path / "b", chunk_size=50, progress=False)
+    assert resumed.run_info["chunks"] == 1 and resumed.run_info["resumed_chunks"] == 5
+    for k, v in _arrays(resumed, resumed.arrays).items():
+        assert np.array_equal(v, a[k], equal_nan=True), k
+    with pytest.raises(ValueError, match="open tree.*constrained_dynamics"):
+        ej.sweep(planar, 10, ["aba"], tmp_path / "c", progress=False)
+    with pytest.raises(ValueError, match="crank_joint, rocker_joint are 2 .* cannot all be chosen freely"):
+        ej.sweep(planar, 10, qs, tmp_path / "d", progress=False, independent=["crank_joint", "rocker_joint"])
+    # the report: every histogram's x-axis says what it holds and in which unit
+    from matplotlib.figure import Figure
+    figs = []
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: figs.append(self))
+    res.plot(tmp_path / "r.png")
+    xl = {ax.get_title(): ax.get_xlabel() for ax in figs[0].axes}
+    assert xl["constrained_dynamics.qdd"] == "accelerations of the closed mechanism (rad/s^2)"
+    assert xl["constrained_dynamics.tau_constraint"] == "constraint forces Jc^T lam (N m)"
+    assert xl["constrained_dynamics.wrench"] == "constraint wrenches on body_b (N m or N)"
+    assert xl["loop_residual.position"] == "loop position residual (m or rad)"
+    from ejce_nb.sweep.plot import array_units
+    assert array_units(planar, "tau", (3,)) == ("joint forces", ["N m"] * 3)
+    assert array_units(planar, "mass_matrix", (3, 3))[1] == ["kg m^2"] * 9
+
+
+def test_a_sweep_flags_the_samples_whose_loop_cannot_close(tmp_path):
+    """Rocker pivot at 5: the crank tip is 4 to 6 from it, and the loop closes where that is at most
+    B + C = 5.5; the other samples are LOOP_NOT_CLOSED with NaN outputs and out of the workspace."""
+    pytest.importorskip("zarr")
+    m = fourbar_at(5.0)
+    res = ej.sweep(m, 200, ["constrained_dynamics", "forward_kinematics:rocker"], tmp_path / "s", progress=False)
+    q, st = np.asarray(res["q"]), np.asarray(res["status"])
+    d = np.hypot(A_ * np.cos(q[:, 0]) - 5.0, A_ * np.sin(q[:, 0]))
+    far, near = d > B_ + C_ + 1e-9, d < B_ + C_ - 1e-6
+    assert far.sum() > 20 and near.sum() > 100
+    assert np.all(st[far] == ej.Status.LOOP_NOT_CLOSED) and np.all(st[near] == 0)
+    qdd = np.asarray(res["constrained_dynamics.qdd"])
+    assert np.all(np.isnan(qdd[far])) and np.all(np.isfinite(qdd[near]))
+    assert len(res.workspace()) == np.count_nonzero(st == 0)
+    assert res.status_counts()[ej.Status.LOOP_NOT_CLOSED] == np.count_nonzero(st)
+
+
+def test_the_tree_functions_of_a_loop_model_say_they_are_the_trees():
+    """One ClosureWarning per model, from rnea, aba, mass_matrix ..., none from the loop functions
+    (which use the tree's inside) nor from the open tree, whose numbers are the same."""
+    import warnings
+    m = fourbar()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ej.ClosureWarning)
+        q = ej.assemble(m, [0.3, 1.0, 1.5], fixed=[0])
+        ej.loop_terms(m, q, np.zeros(3))
+        ej.constrained_dynamics(m, q, np.zeros(3), redundant="lstsq")
+        tree = m.open_tree()
+        tau = ej.rnea(tree, q, np.ones(3), np.zeros(3))
+    with pytest.warns(ej.ClosureWarning, match=r"ej.rnea of a model with loop closures \('pin'\) gives the open "
+                                               r"tree's .*ej.constrained_dynamics"):
+        assert np.array_equal(ej.rnea(m, q, np.ones(3), np.zeros(3)), tau)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ej.ClosureWarning)
+        ej.aba(m, q, np.zeros(3), tau)
+        ej.mass_matrix(m, q)
+    assert tree.loops == () and not tree.has_loops and tree.open_tree() is tree and m.open_tree() is tree
+    assert ej.Model.from_json(tree.to_json()).loops == ()
+
+
+def test_neutral_of_a_loop_model_closes_its_loops_or_says_it_cannot(planar):
+    """The default coordinates of the four-bar (all zero: the linkage drawn straight, where
+    Gauss-Newton cannot move) do not close it; neutral() is a closed configuration, and a model
+    that closes nowhere warns and returns its defaults."""
+    q = planar.neutral()
+    assert ej.loop_terms(planar, q, np.zeros(3)).position_residual <= 1e-12
+    assert np.array_equal(planar.neutral(), q)
+    with pytest.warns(ej.ClosureWarning, match="cannot be assembled near its default coordinates"):
+        assert np.array_equal(fourbar_at(10.0).neutral(), np.zeros(3))
+
+
+def test_the_command_line_simulates_a_planar_linkage(planar, tmp_path, capsys):
+    """``ejce-nb simulate`` takes the Python call's options: the initial state closed with the crank
+    kept, --redundant; a run that stops at t = 0 says how to go on and writes nothing that looks
+    like a result; the plot draws the closing links with y (against gravity) up."""
+    pytest.importorskip("matplotlib")
+    from ejce_nb import cli
+    path = tmp_path / "fourbar.json"
+    path.write_text(planar.to_json())
+    out, png = tmp_path / "f.npz", tmp_path / "f.png"
+    args = ["simulate", str(path), "--q0", "0.3,0.52,1.65", "--t", "0.05", "--out", str(out), "--plot", str(png),
+            "--no-progress"]
+    assert cli.main(args) == 3
+    cap = capsys.readouterr()
+    assert "pass --redundant lstsq" in cap.err and "redundant='lstsq'" not in cap.err
+    assert "no file, plot or animation written" in cap.out and not out.exists() and not png.exists()
+    assert cli.main(args + ["--redundant", "lstsq"]) == 0
+    text = capsys.readouterr().out
+    assert "the loops closed from --q0 with crank_joint kept" in text
+    traj = ej.Trajectory.load(out)
+    assert traj.q[0, 0] == 0.3 and ej.loop_terms(planar, traj.q[0], traj.qd[0]).position_residual <= 1e-12
+    assert png.stat().st_size > 10_000
+    assert cli.main(["simulate", str(path), "--t", "0.02", "--redundant", "lstsq", "--no-progress"]) == 0
+    assert cli.main(args + ["--redundant", "lstsq", "--independent", "crank_joint,rocker_joint"]) == 2
+    assert "cannot all be chosen freely" in capsys.readouterr().err
+
+
+def test_the_stick_figure_closes_the_loop_and_stands_against_gravity(planar):
+    """The links of the four-bar's picture: the crank, the ground (world origin to the rocker's
+    pivot), the coupler and the rocker, which meet at the pin; the picture's up is +y."""
+    from ejce_nb.sim.plot import plot_trajectory, stick_segments, vertical_axis
+    q = planar.neutral()
+    kin = ej.forward_kinematics(planar, q)
+    links, gaps = stick_segments(planar, kin.R, kin.p)
+    lengths = np.linalg.norm(links[:, 1] - links[:, 0], axis=1)
+    np.testing.assert_allclose(lengths, [0.0, A_, D_, B_, C_], atol=1e-12)
+    assert np.abs(links[3, 1] - links[4, 1]).max() <= 1e-12 and np.abs(gaps[0, 1] - gaps[0, 0]).max() <= 1e-12
+    assert vertical_axis(planar) == ("y", 1.0) and vertical_axis(ej.models.load("arm7")) == ("z", 1.0)
+    # a stopped run's long message is wrapped in the title, not cut
+    msg = "simulation stopped at t = 0 (step 0): " + "the loop constraint Jacobian has rank 2 of 5 rows " * 4 + "END"
+    tr = ej.Trajectory(np.array([0.0]), q[None], np.zeros((1, 3)), np.zeros(1), np.zeros(1), 15, 0, 0.0, msg)
+    fig = plot_trajectory(tr, planar)
+    title = fig._suptitle.get_text()
+    assert title.endswith("END") and "\n" in title and max(map(len, title.split("\n"))) <= 150
+    ax3 = [ax for ax in fig.axes if hasattr(ax, "get_zlim")][0]
+    assert "closing links" in ax3.get_title() and "+y up" in ax3.get_title()

@@ -70,7 +70,7 @@ def test_the_reduced_dynamics_are_the_uncoupled_mechanism_with_the_coupler_as_a_
         j[2], j[0] = 1.0, -(C1 + 2 * C2 * q[0])
         A = np.vstack([lt.Jc, j])
         b = np.concatenate([lt.bc, [-2 * C2 * v[0] ** 2]])
-        Mf, hf = ej.mass_matrix(u, qf), ej.nonlinear_effects(u, qf, vf)
+        Mf, hf = ej.mass_matrix(u.open_tree(), qf), ej.nonlinear_effects(u.open_tree(), qf, vf)
         tf = np.zeros(4)
         tf[own] = tau
         K = np.block([[Mf, -A.T], [A, np.zeros((len(b), len(b)))]])

@@ -217,3 +217,15 @@ def test_random_tree_composites_are_not_degenerate():
                 cols.append(np.concatenate([(a.R[i] - b.R[i]).ravel(), a.p[i] - b.p[i]]) / (2 * h))
             if cols:
                 assert np.linalg.matrix_rank(np.array(cols), tol=1e-6) == len(cols)
+
+
+def test_a_joint_name_the_model_lacks_is_a_key_error_naming_its_joints():
+    arm = models.load("arm7")
+    slices = arm.joint_q_slices()
+    assert slices["joint3"] == arm.q_slice("joint3") and "joint9" not in slices
+    with pytest.raises(KeyError) as err:
+        slices["joint9"]
+    assert str(err.value) == ("no joint named 'joint9'; the joints are "
+                              + ", ".join(repr(n) for n in arm.joint_names[1:]))
+    with pytest.raises(KeyError, match="no joint named 'x'"):
+        arm.joint_v_slices()["x"]

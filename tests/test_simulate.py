@@ -379,6 +379,23 @@ def test_energy_blow_up_nan_and_bad_control_output_stop_the_run():
     assert err.value.status == ej.SimulationStatus.NONFINITE_TORQUE and 0.05 < err.value.time < 0.052
 
 
+def test_limit_work_counts_the_damping_force_from_the_moment_of_contact():
+    """A coordinate entering its lower limit (0) at constant speed u between two recorded states:
+    the force there is k (0 - x) - b u, so the work from the contact time tc to T is
+    -k u^2 (T - tc)^2 / 2 - b u^2 (T - tc), which the trapezoid rule from the contact gets exactly
+    (the power is linear there) only if it takes the damping force as the coordinate enters."""
+    from ejce_nb.sim.trajectory import limit_work
+    k, b, u, x0 = 300.0, 12.0, -1.3, 0.0123
+    t = np.arange(11) * 0.01
+    Q, V = (x0 + u * t)[:, None], np.full((11, 1), u)
+    LIM = np.array([[0.0, np.inf, k, b]])
+    W = limit_work(t, LIM, np.zeros(1, dtype=np.int64), Q, V)
+    tc = -x0 / u
+    inside = np.clip(t - tc, 0.0, None)
+    exact = -k * u * u * inside ** 2 / 2 - b * u * u * inside
+    np.testing.assert_allclose(W, exact, rtol=1e-12, atol=1e-15)
+
+
 def test_ctrl_c_keeps_the_trajectory_so_far():
     model, _, _ = _pendulum()
 
@@ -393,6 +410,8 @@ def test_ctrl_c_keeps_the_trajectory_so_far():
     assert part.steps == 5 and part.q.shape == (6, 1) and np.all(np.isfinite(part.q))
     assert part.status == ej.SimulationStatus.INTERRUPTED and part.stop_time == pytest.approx(0.05)
     assert part.t[-1] == pytest.approx(0.05) and "interrupted" in part.message and "t = 0.05" in part.message
+    # what it says when printed: the message, and the status by its name
+    assert str(err.value) == part.message and str(part.status) == "INTERRUPTED (14)"
 
 
 def test_ctrl_c_of_a_batch_keeps_the_rows_computed(tmp_path):
@@ -448,7 +467,7 @@ def test_joint_limits_hold():
             ej.simulate(arm, q0, qd0, 0.01, 1e-3, limits=bad)
 
 
-def test_limit_work_balances_the_energy():
+def test_limit_work_balances_the_energy(tmp_path, capsys):
     """E(t) - E(0) = the work of the limits and of the damping (a pendulum swung into its limit)."""
     b = ej.ModelBuilder()
     b.add_body("rod", joint=ej.joints.Revolute((0.0, 1.0, 0.0)), mass=1.0, com=(0.0, 0.0, -0.25),
@@ -464,6 +483,23 @@ def test_limit_work_balances_the_energy():
     # what remains is the integration error, first order in dt where the contact force jumps
     half = ej.simulate(model, [0.0], [4.0], 1.0, 5e-5)
     assert np.abs(half.energy - half.energy[0] - half.limit_work - half.damping_work).max() < 0.7 * rest
+    # the balance says where the rest comes from: almost all of it from the steps where the limit
+    # engages or releases (first order there: half the step, about half of it), little elsewhere
+    b, bh = traj.energy_balance(), half.energy_balance()
+    x = traj.q[:, 0]
+    beyond = (x < -0.5) | (x > 0.5)
+    assert b["limit_events"] == np.count_nonzero(beyond[1:] != beyond[:-1]) >= 2
+    assert b["limit_work"] == W[-1] and b["damping_work"] == D[-1]
+    assert b["rest"] == pytest.approx(dE[-1] - W[-1] - D[-1], rel=1e-12)
+    assert abs(b["rest"] - b["rest_at_limits"]) < 0.05 * abs(b["rest_at_limits"])
+    assert 0.3 < abs(bh["rest_at_limits"]) / abs(b["rest_at_limits"]) < 0.7
+    assert 0.0 < b["quadrature"] < 1e-3 * abs(W[-1])
+    model.to_json(tmp_path / "rod.json")
+    assert cli.main(["simulate", str(tmp_path / "rod.json"), "--t", "1", "--dt", "1e-4", "--qd0", "4",
+                     "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert (f"over the {b['limit_events']} steps where a joint limit engages or releases" in text
+            and "rk4 is first order" in text and "integration error)" in text)
     # their spring: outside the limit the spring-damper law, inside nothing
     from ejce_nb.sim.trajectory import limit_torques
     LIM = np.array(traj.info["limit_table"])

@@ -865,7 +865,7 @@ def test_without_tqdm_the_bar_is_a_clear_error_and_progress_false_is_silent(arm,
                                                                             capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    with pytest.raises(ValueError, match=r'needs tqdm, which is not installed: pip install "ejce_nb\[sweep\]" '
+    with pytest.raises(ValueError, match=r'needs tqdm, which is not installed: pip install "\.\[sweep\]" '
                                          r'\(or progress=False\)'):
         ej.sweep(arm, 1000, ["rnea"], tmp_path / "s", chunk_size=250, progress=True)
     assert not (tmp_path / "s").exists()
@@ -878,7 +878,7 @@ def test_without_zarr_a_sweep_says_what_to_install(arm, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "zarr", None)
     for call in (lambda: ej.sweep(arm, 100, ["rnea"], tmp_path / "t", progress=False),
                  lambda: ej.open_sweep(done.path)):
-        with pytest.raises(ValueError, match=r'stored with zarr, which is not installed: pip install "ejce_nb\[sweep\]"'):
+        with pytest.raises(ValueError, match=r'stored with zarr, which is not installed: pip install "\.\[sweep\]"'):
             call()
     assert not (tmp_path / "t").exists()
 
@@ -960,6 +960,12 @@ def test_dask_workers_give_the_local_bits_and_resume_local_sweeps(zoo_model, zoo
     one = ej.sweep(zoo_model, 1201, ALL, tmp_path / "one", chunk_size=400, scheduler=client, progress=False)
     assert len(client.nthreads()) == 1
     assert_same_bits(one, zoo_sweep)
+    # a model with loop closures: the states closed on the workers are the local run's
+    from test_loops import fourbar
+    fb, loopq = fourbar(), ["constrained_dynamics", "forward_kinematics:rocker"]
+    local = ej.sweep(fb, 300, loopq, tmp_path / "fb_local", chunk_size=100, progress=False)
+    assert_same_bits(ej.sweep(fb, 300, loopq, tmp_path / "fb_dask", chunk_size=75, scheduler=client, progress=False),
+                     local)
     # a bad sample is flagged on the worker
     arm = ej.models.load("arm7")
     Q = ej.models.random_states(arm, 600, 3)[0]

@@ -18,9 +18,12 @@ variables and their runs, two nv x nv matrices, and the nv x (3 nv + 1) right-ha
 solves with M.  The kernels allocate nothing; a batch's chunks run on threads (``workspaces.run_chunks``).
 """
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from ..model import inputs
 from .._jit import entry, jit, load_after
+from ..core.ejce import PATHS, paths_kind, runtime_paths
 from .aba import aba_state
 from .kinematics import forward
 from .rnea import rnea_forces
@@ -173,26 +176,62 @@ def inverse_factor(mb, L, lam, run, row):
 # the per-state functions are inlined where they are called: a call boundary would copy the model,
 # record and scratch views (hundreds of array fields) on every state
 @jit(inline="always")
-def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, want_t, qp, vp, tau, dq, dv, dt, M):
-    """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t)."""
+def rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, a, t, F, fb, full, want_t, qp, vp, tau, dq, dv, dt,
+                           M):
+    """tau, dtau/dq, dtau/dv, M and (want_t) dtau/dt at (q, v, a, t) (``full``: the model's joint paths,
+    ``ejce.PATHS``)."""
     has_f = F.shape[0] > 0
-    forward(m, r, s, q, v, a, t, np.int64(2), np.bool_(True), np.bool_(False))
+    forward(m, r, s, q, v, a, t, np.int64(2), np.bool_(True), full)
     rnea_forces(m, r, s, F, fb, a, tau)
     for x in range(q.shape[0]):
         qp[x] = q[x]
     for x in range(v.shape[0]):
         vp[x] = v[x]
-    rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M)
+    rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M, full)
     if want_t:
-        time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt)
+        time_terms(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full)
     else:
         for x in range(dt.shape[0]):
             dt[x] = 0.0
 
 
+def _no_time(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full):
+    for x in range(dt.shape[0]):
+        dt[x] = 0.0
+
+
+def _time(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full):
+    time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full)
+
+
+def time_terms(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full):
+    """dtau/dt (``tangent_sweeps.time_direction``), not compiled for the models whose ``full`` is
+    None: none of their joints moves with time."""
+    return (_no_time if full is None else _time)(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full)
+
+
+@overload(time_terms, jit_options={"forceinline": True})
+def _time_terms(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full):
+    return _no_time if isinstance(full, types.NoneType) else _time
+
+
 @jit(inline="always")
-def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, dt, MM):
-    """One state: kind 0, x = qdd: dtau/d(q, v, t) and M; kind 1, x = tau: dqdd/d(q, v, t) and
+def inverse_state(m, r, s, X, JR, q, v, x, t, F, fb, full, kind, want_t, dq, dv, dt, MM):
+    """One state of kind 0 alone (x = qdd: dtau/d(q, v, t) and M): the kernels of inverse dynamics,
+    which compile no ABA and no solve.  Returns (status, joint) (``inputs``)."""
+    st, j = inputs.check(m, q, v, x, 2, t)
+    if st != 0:
+        return st, j
+    D, T, C, YC, mark, qp, vp, qdd, tmp, lam, run, W0, W1, WB = _views(X, m.body_parent.shape[0], q.shape[0],
+                                                                        dq.shape[0])
+    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x, t, F, fb, full, want_t, qp, vp, tmp, dq, dv, dt,
+                           MM)
+    return 0, -1
+
+
+@jit(inline="always")
+def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, full, kind, want_t, dq, dv, dt, MM):
+    """One state of any kind: kind 0, x = qdd: dtau/d(q, v, t) and M; kind 1, x = tau: dqdd/d(q, v, t) and
     M^-1 at qdd = aba; kind 2 (``PRODUCTS``), x = tau: dtau/d(q, v, t) at qdd = aba and the
     factor L of M = L^T L in MM's lower triangle, M^-1 = L^-1 L^-T and -M^-1 dtau/d(q, v, t) left
     to the caller (``inverse_factor``, then BLAS: ``derivatives.inverse_products``, for large
@@ -207,11 +246,11 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     given = kind >= QDD_GIVEN
     kind = kind - QDD_GIVEN if given else kind
     if kind != 0 and not given:
-        st, j = aba_state(m, r, s, q, v, x, t, F, fb, np.bool_(False), qdd)
+        st, j = aba_state(m, r, s, q, v, x, t, F, fb, full, qdd)
         if st != 0 and st != inputs.NEAR_SINGULAR:
             return st, j
     # one inlined copy of the sweeps serves every kind
-    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 or given else qdd, t, F, fb, want_t,
+    rnea_derivatives_state(m, r, s, D, T, C, YC, mark, JR, q, v, x if kind == 0 or given else qdd, t, F, fb, full, want_t,
                            qp, vp, tmp, dq, dv, dt, MM if kind == 0 else W0)
     if kind == 0:
         return 0, -1
@@ -245,35 +284,46 @@ def derivatives_state(m, r, s, X, JR, q, v, x, t, F, fb, kind, want_t, dq, dv, d
     return 0, -1
 
 
-@entry
-def derivatives_one(mb, w, X, JR, q, v, x, t, F, kind, want_t, dq, dv, dt, MM):
-    """The single-state entry: the workspace w (record, then scratch) and the derivative scratch X
-    of one state; returns (status, joint)."""
-    m = model_view(mb)
-    r = record_view(mb, w, 0)
-    s = scratch_view(mb, w, mb[H_REC])
-    return derivatives_state(m, r, s, X, JR, q, v, x, t, F, np.int64(0), kind, want_t, dq, dv, dt, MM)
+def _kernels(full, fd):
+    """The single-state entry and the batch kernel of the models whose joint paths are ``full``
+    (``ejce.PATHS``) for inverse dynamics alone (``fd`` None: ``inverse_state``) or forward dynamics
+    too (True: ``derivatives_state``): the kernels compile only those paths and kinds."""
+    state = inverse_state if fd is None else derivatives_state
+
+    def derivatives_one(mb, w, X, JR, q, v, x, t, F, kind, want_t, dq, dv, dt, MM):
+        """The single-state entry: the workspace w (record, then scratch) and the derivative
+        scratch X of one state; returns (status, joint)."""
+        m = model_view(mb)
+        r = record_view(mb, w, 0)
+        s = scratch_view(mb, w, mb[H_REC])
+        return state(m, r, s, X, JR, q, v, x, t, F, np.int64(0), runtime_paths(full), kind, want_t, dq, dv, dt, MM)
+
+    def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status, c,
+                            nchunk):
+        """A batch's chunk c of nchunk (``workspaces.run_chunks`` runs the chunks on threads),
+        each state on the chunk's scratch (its own record where ``per_state``): bit for bit the
+        single-state result."""
+        B = Q.shape[0]
+        m = model_view(mb)
+        s = scratch_view(mb, S[c], 0)
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            r = record_view(mb, R[b] if per_state else R[c], 0)
+            fb = b if F.shape[0] > 1 else 0
+            st, j = state(m, r, s, X[c], JR, Q[b], V[b], A[b], T[b], F, fb, runtime_paths(full), kind, want_t, DQ[b],
+                          DV[b], DT[b], MM[b])
+            status[b, 0] = st
+            status[b, 1] = j
+
+    # the copies of the tangent sweeps that Numba caches with these kernels ran slower than the
+    # sweeps' own code (benchmarks/README.md): a process that loads them from the cache loads the
+    # sweeps first
+    key = f"{paths_kind(full)}{'' if fd is None else '.fd'}"
+    callees = (rnea_tangents,) if full is None else (rnea_tangents, time_direction)
+    return (load_after(entry(derivatives_one), callees, key), load_after(jit(derivatives_samples), callees, key))
 
 
-@jit
-def derivatives_samples(mb, R, S, per_state, X, JR, Q, V, A, T, F, kind, want_t, DQ, DV, DT, MM, status, c,
-                        nchunk):
-    """A batch's chunk c of nchunk (``workspaces.run_chunks`` runs the chunks on threads), each state
-    on the chunk's scratch (its own record where ``per_state``): bit for bit the single-state
-    result."""
-    B = Q.shape[0]
-    m = model_view(mb)
-    s = scratch_view(mb, S[c], 0)
-    for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-        r = record_view(mb, R[b] if per_state else R[c], 0)
-        fb = b if F.shape[0] > 1 else 0
-        st, j = derivatives_state(m, r, s, X[c], JR, Q[b], V[b], A[b], T[b], F, fb, kind, want_t,
-                                  DQ[b], DV[b], DT[b], MM[b])
-        status[b, 0] = st
-        status[b, 1] = j
-
-
-# the copies of the tangent sweeps that Numba caches with these kernels ran slower than the sweeps'
-# own code (benchmarks/README.md): a process that loads them from the cache loads the sweeps first
-load_after(derivatives_one, (rnea_tangents, time_direction))
-load_after(derivatives_samples, (rnea_tangents, time_direction))
+# DERIVATIVES_ONE[kind][fd], DERIVATIVES_SAMPLES[kind][fd]: the kernels of each kind of model
+# (``Model._paths``), for inverse dynamics alone (fd 0: kind 0) or forward dynamics too (fd 1)
+_BY = tuple(tuple(_kernels(full, fd) for fd in (None, True)) for full in PATHS)
+DERIVATIVES_ONE = tuple(tuple(k[0] for k in by) for by in _BY)
+DERIVATIVES_SAMPLES = tuple(tuple(k[1] for k in by) for by in _BY)

@@ -30,8 +30,10 @@ from ..calls import workspaces
 from .._jit import call
 from ..model import inputs
 from ..calls.public import aba, rnea
-from .derivative_kernels import PRODUCTS, QDD_GIVEN, derivatives_one, derivatives_samples, inverse_factor, scratch_size
+from .derivative_kernels import (DERIVATIVES_ONE, DERIVATIVES_SAMPLES, PRODUCTS, QDD_GIVEN, inverse_factor,
+                                 scratch_size)
 from ..calls.kernels import ABA, NSLOT, chunk_lanes, params
+from ..calls.python_layer import paths
 from .joint_tangents import FD_STEP
 from ..core.ejce import PATH_USER
 from ..model.layout import H_LANES, table
@@ -108,6 +110,8 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors, bufs):
     arrays the entry is not compiled for, couplers, a bad state: the input layer converts, checks
     and reports)."""
     workspaces.check_errors(errors)
+    kk = _kernel_kind(model, kind)
+    derivatives_one = DERIVATIVES_ONE[model._paths][kk != 0]
     if not derivatives_one.ready:
         return None
     w, pool = workspaces.acquire(model, data)
@@ -126,7 +130,6 @@ def _fast(model, q, qd, x, t, data, kind, time_derivative, errors, bufs):
         M = np.empty((nv, nv))
         dt = np.empty(nv) if time_derivative else nodt
     want_t = bool(time_derivative and model.rheonomic)
-    kk = _kernel_kind(model, kind)
     try:
         st, _ = derivatives_one(model._mb, w, X, jr, q, qd, x, t, F0, kk, want_t, dq, dv, dt, M)
     except (TypeError, ValueError):     # arguments the entry is not compiled for
@@ -164,7 +167,7 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
     if B is None:
         w = data._w if data is not None else workspaces.one_workspace(km)
         X = xpool.pop() if xpool else _scratch(km)
-        status[0] = call(derivatives_one, km._mb, w, X, jr, q2[0], v2[0], x2[0], float(t1[0]), F, kk, want_t,
+        status[0] = call(DERIVATIVES_ONE[km._paths][kk != 0], km._mb, w, X, jr, q2[0], v2[0], x2[0], float(t1[0]), F, kk, want_t,
                          DQ[0], DV[0], DT[0], MM[0])
         xpool.append(X)
         if data is None:
@@ -173,13 +176,15 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
         R, S, per_state, token = workspaces.batch_workspace(km, n, data)
         args = (km._mb, R, S, per_state, _scratch(km, S.shape[0]), jr, q2, v2, x2, t1, F, kk, want_t, DQ, DV, DT, MM,
                 status)
+        samples = DERIVATIVES_SAMPLES[km._paths][kk != 0]
         if kk != 0 and data is None and n >= LANE_ABA_FROM and km._mb[H_LANES] != 0:
             ST = np.zeros((n, NSLOT, 2), dtype=np.int64)
-            workspaces.run_chunks(_aba_then_derivatives, S.shape[0], *args, np.full((n, nv), np.nan), ST,
-                              serial=n < THREADS_FROM, kernels=(chunk_lanes, derivatives_samples))
+            workspaces.run_chunks(_aba_then_derivatives, S.shape[0], samples, paths(km), *args,
+                                  np.full((n, nv), np.nan), ST, serial=n < THREADS_FROM,
+                                  kernels=(chunk_lanes, samples))
             _lane_aba_failed(status, ST)
         else:
-            workspaces.run_chunks(derivatives_samples, S.shape[0], *args, serial=n < THREADS_FROM)
+            workspaces.run_chunks(samples, S.shape[0], *args, serial=n < THREADS_FROM)
         workspaces.release_batch(token)
     if kk == PRODUCTS:
         for b in np.nonzero((status[:, 0] == 0) | (status[:, 0] == inputs.NEAR_SINGULAR))[0]:
@@ -187,21 +192,21 @@ def _run(km, q2, v2, x2, t1, F, kind, want_t, data, B, bufs=None):
     return DQ, DV, DT, MM, status
 
 
-def _aba_then_derivatives(mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, want_t, DQ, DV, DT, MM, status, QDD,
-                          ST, c, nchunk):
+def _aba_then_derivatives(samples, full, mb, R, S, per_state, X, JR, Q, V, TAU, T, F, kind, want_t, DQ, DV, DT, MM,
+                          status, QDD, ST, c, nchunk):
     """Chunk c of nchunk of a forward-dynamics derivative batch on a model with lanes (for
     ``workspaces.run_chunks``, on the chunk's workspace): qdd = aba(q, v, tau) of its states by the
     batch ABA on lanes into QDD (four states at once, ``kernels.chunk_lanes``; statuses in ST), then
-    the derivatives at qdd (``derivative_kernels``, kind + ``QDD_GIVEN``).  The derivatives of a
+    the derivatives at qdd (``samples``, the batch kernel of the model's joint paths ``full``, kind +
+    ``QDD_GIVEN``).  The derivatives of a
     sample the ABA failed (its qdd NaN or not written) are discarded: its status becomes the ABA's
     (``_lane_aba_failed``), as the kernel's own ABA would report it, and its rows NaN; a
     near-singular joint is computed on, as there.  Two compiled calls, nothing else: the GIL is
     held between them."""
     n = Q.shape[0]
-    chunk_lanes(mb, R, S, c, c * n // nchunk, (c + 1) * n // nchunk, P_ABA, Q, V, Q[:, :0], TAU, T, F, None, QDD,
-                ST, True)
-    derivatives_samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status,
-                        c, nchunk)
+    chunk_lanes(mb, R, S, c, c * n // nchunk, (c + 1) * n // nchunk, full, P_ABA, Q, V, Q[:, :0], TAU, T, F, None,
+                QDD, ST, True)
+    samples(mb, R, S, per_state, X, JR, Q, V, QDD, T, F, kind + QDD_GIVEN, want_t, DQ, DV, DT, MM, status, c, nchunk)
 
 
 def _lane_aba_failed(status, ST):
@@ -353,9 +358,25 @@ def rnea_derivatives(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="ra
     without driven joints).  dtau_dq is taken on the tangent space: a unit quaternion's columns
     are its rotation dtheta in its own axes, q (x) Exp(dtheta) (``tangent_map`` turns the columns
     into coordinate derivatives); every other column is the partial derivative with respect to
-    that coordinate.  External wrenches are world-fixed: their moments turn with the bodies.
-    ``out``: a tuple of arrays of the results' shapes (C-ordered float64), overwritten and returned
-    (no fresh memory per call).  ``errors="flag"``: the tuple, then the status codes."""
+    that coordinate (Pinocchio's convention for its spherical joint; a free joint's translation
+    stays in P axes, as its velocity does).  External wrenches ``f_ext`` keep their world axes
+    and their point of application, the body origin, as the bodies move.
+
+    Exactness: joints that are products of screw motions with amounts ``scale * q_k`` and unit
+    quaternions in closed form; ``dcJ/du`` of every joint by polarisation of its exact
+    (quadratic) bias; joints given by a general pose (composite joints with function amounts,
+    rotation-vector / Gibbs / MRP spherical joints, ``Custom`` joints) take the q- and
+    t-derivatives of their own S, vJ, cJ from a Richardson difference of those exact terms (about
+    1e-11 relative); models with nonlinear couplers the q-derivatives of the coupler map the same
+    way.
+
+    A batch (B, nq) runs in parallel; each sample's result is bit for bit its single call's.
+    ``errors="flag"``: the tuple followed by the status codes (an int, or (B,)), the rows of bad
+    samples NaN.  ``out``: a tuple of arrays of the results' shapes, in the order returned (three,
+    four with ``time_derivative=True``), writeable C-ordered float64 and not overlapping; the
+    results are written into them and the same arrays returned (a loop over batches allocates
+    nothing per call).  Any other ``out`` is a ``ValueError`` naming the array and the shape it
+    must have.  ``data``: an ``ej.Data`` as for ``rnea``."""
     return _derivatives(model, q, qd, qdd, t, f_ext, data, errors, 0, time_derivative, "rnea_derivatives", out)
 
 
@@ -363,14 +384,16 @@ def aba_derivatives(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="rai
                     out=None):
     """Partial derivatives of forward dynamics qdd = aba(q, qd, tau, t, f_ext):
     ``(dqdd_dq, dqdd_dv, Minv)``, each (nv, nv) or (B, nv, nv), with dqdd_dtau = Minv = M^-1;
-    ``time_derivative=True`` adds dqdd_dt.  dqdd_dq = -M^-1 dtau_dq and dqdd_dv = -M^-1 dtau_dv
-    at qdd = aba(q, qd, tau) (``rnea_derivatives``; the same tangent-space convention).  A
-    singular joint or mass matrix is reported as by ``aba``.  ``out``: as for ``rnea_derivatives``."""
+    ``time_derivative=True`` adds dqdd_dt (nv,) or (B, nv).  dqdd_dq = -M^-1 dtau_dq and
+    dqdd_dv = -M^-1 dtau_dv at qdd = aba(q, qd, tau) (``rnea_derivatives``; the same
+    tangent-space convention and exactness).  Singular joints and mass matrices are reported as
+    by ``aba``.  Batches, ``errors="flag"``, ``out`` and ``data``: as for ``rnea_derivatives``."""
     return _derivatives(model, q, qd, tau, t, f_ext, data, errors, 1, time_derivative, "aba_derivatives", out)
 
 
 def tangent_map(model, q):
-    """T (nv, nq) with d/dq (coordinates) = d/dq (tangent, as the derivative functions give it) @ T:
+    """T (nv, nq) with coordinate derivatives d/dq = (d/dq tangent, as the derivative functions
+    give it) @ T:
     the identity for every coordinate whose rate is its velocity variable, and 4 N(q)^T for a
     unit quaternion block (dtheta = 4 N(q)^T dq for q' = N(q) u; zero along q, which every
     function normalises away)."""

@@ -46,8 +46,9 @@ def _frame(model, frame):
 
 
 def frame_pose(model, q, frame, t=0.0):
-    """World pose of a frame: (R (..., 3, 3), p (..., 3)), R_F = R_b R_bF and p_F = p_b + R_b p_bF;
-    ``frame`` as for ``frame_jacobian``."""
+    """World pose of a frame: ``(R (..., 3, 3), p (..., 3))``, the frame's orientation (frame
+    axes -> world axes) and origin in world, R_F = R_b R_bF and p_F = p_b + R_b p_bF for a frame
+    at (R_bF, p_bF) in body b's frame; ``frame`` as for ``frame_jacobian``.  q (nq,) or (B, nq)."""
     b, RbF, pbF = _frame(model, frame)
     kin = forward_kinematics(model, q, t=t)
     Rb, pb = kin.R[..., b, :, :], kin.p[..., b, :]
@@ -66,11 +67,21 @@ def _skew(x):
 
 
 def frame_jacobian(model, q, frame, reference="world", t=0.0):
-    """Jacobian (..., 6, nv) of the frame's [angular; linear] velocity in ``reference``
-    ("world", "local" or "local_world_aligned"; see the module); ``frame`` a body (index or name:
-    its body frame), a named frame (``Model.frame_names``: URDF links merged by fixed joints, MJCF
-    sites, OpenSim offset frames and markers, ``ModelBuilder.add_frame``) or (body, ej.Transform)
-    placed in the body frame, or (a named frame, ej.Transform) placed in that frame."""
+    """Jacobian (..., 6, nv) of the frame's [angular; linear] velocity in ``reference`` (the
+    three references of Pinocchio); q (nq,) or (B, nq).
+
+    * ``"local_world_aligned"``: the velocity of the frame's origin, world axes:
+      ``[J_w; J_v - [R_b p_bF]x J_w]`` from the body origin's Jacobian ``[J_w; J_v]``
+      (``body_jacobian``);
+    * ``"local"``: the same in the frame's own axes, ``blockdiag(R_F^T, R_F^T)`` of the above;
+    * ``"world"`` (default): the velocity of the frame's body point at the world origin, world
+      axes (Pinocchio's ``WORLD``): ``[J_w; J_lwa,v + [p_F]x J_w]``.
+
+    ``frame``: a body (index or name: its body frame), a named frame (``Model.frame_names``:
+    URDF links merged by fixed joints, MJCF sites, OpenSim offset frames and markers,
+    ``ModelBuilder.add_frame``), ``(body, ej.Transform)`` placed in the body frame, or ``(frame
+    name, ej.Transform)`` placed in that named frame.  A name that is neither a body nor a frame
+    is an ``ej.ModelError`` listing the model's frames."""
     _reference(reference)
     b, RbF, pbF = _frame(model, frame)
     J = np.array(body_jacobian(model, q, b, t))
@@ -88,8 +99,12 @@ def frame_jacobian(model, q, frame, reference="world", t=0.0):
 
 
 def frame_jacobian_dot_v(model, q, qd, frame, reference="world", t=0.0):
-    """J' qd (..., 6): the frame's acceleration at qdd = 0 in ``reference`` (see the module), the
-    term of operational-space control: frame acceleration = J qdd + J' qd."""
+    """J' qd (..., 6): the frame's acceleration at qdd = 0 in ``reference`` (the time derivative
+    of ``J qd`` expressed there; ``frame`` and ``reference`` as for ``frame_jacobian``), the term
+    of operational-space control: frame acceleration = J qdd + J' qd.  World aligned:
+    ``[alpha; a_F]`` (a_F the classical acceleration of F's origin); local: ``R_F^T [alpha; a_F]
+    - [0; w_F x v_F]`` (w_F, v_F in F axes); world: ``[alpha; a_F + v_F x w + p_F x alpha]``.
+    For driven joints it includes the terms of the prescribed motion (d/dt of J qd + sigma)."""
     _reference(reference)
     b, RbF, pbF = _frame(model, frame)
     qd = np.asarray(qd, dtype=float)
@@ -109,7 +124,8 @@ def frame_jacobian_dot_v(model, q, qd, frame, reference="world", t=0.0):
 
 
 def com_jacobian(model, q, t=0.0):
-    """Jacobian (..., 3, nv) of the centre of mass's velocity (world axes): sum_i m_i J_c,i / m."""
+    """Jacobian (..., 3, nv) of the centre of mass's velocity (world axes): sum_i m_i J_c,i / m
+    (a model without mass is a ``ValueError``)."""
     mass = model.body_mass
     total = float(mass.sum())
     if not total > 0.0:

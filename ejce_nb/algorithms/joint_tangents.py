@@ -22,6 +22,9 @@ motion subspace, written to rows X0 .. X0 + 3 + nv_i of D:
   jets) over its own coordinates, step 1e-3 (relative error about 1e-11; at a spline knot the
   third derivative jumps and the result is the mean of both sides).
 """
+from numba import types
+from numba.extending import overload
+
 from .._jit import jit
 from ..core.ejce import PATH_QUAT, PATH_SCREW, joint_position, joint_velocity
 from ..core.spatial import ZERO6, add6, axpy6, crm, cross, ld6, ld9, st6, sub6
@@ -134,13 +137,29 @@ def quat_tangent(m, r, i, c, v, D, X0):
 
 
 @jit
-def _eval_joint(m, r, s, i, q, v, t):
-    joint_position(m, r, s, i, q, v, t, False)
-    joint_velocity(m, r, s, i, q, v, t, False, True)
+def _eval_joint(m, r, s, i, q, v, t, full):
+    joint_position(m, r, s, i, q, v, t, full)
+    joint_velocity(m, r, s, i, q, v, t, full, True)
+
+
+def general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full):
+    """The tangent of a joint given by a general pose function (``_general_tangent``), compiled
+    for models that have such joints: for ``full`` None (``ejce.PATHS``) every joint has closed
+    forms and this is never called."""
+    if full is not None:
+        _general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full)
+
+
+@overload(general_tangent)
+def _general_tangent_of(m, r, s, i, c, q, v, t, qp, vp, D, X0, full):
+    if isinstance(full, types.NoneType):
+        return lambda m, r, s, i, c, q, v, t, qp, vp, D, X0, full: None
+    return lambda m, r, s, i, c, q, v, t, qp, vp, D, X0, full: _general_tangent(m, r, s, i, c, q, v, t, qp, vp, D,
+                                                                                X0, full)
 
 
 @jit
-def general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
+def _general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full):
     """Joint i given by a general pose function; direction: coordinate c (c < 0: time) and, for
     c >= 0, velocity variable c.  dS, dvJ, dcJ by Richardson's extrapolation of central
     differences of the joint's exact terms; dcJ/du_c by polarisation (exact: cJ is quadratic in
@@ -173,9 +192,9 @@ def general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
             step, w = -0.5 * h, -4.0 / (3.0 * h)
         if c >= 0:
             qp[qs + c] = x0 + step
-            _eval_joint(m, r, s, i, qp, v, t)
+            _eval_joint(m, r, s, i, qp, v, t, full)
         else:
-            _eval_joint(m, r, s, i, q, v, t + step)
+            _eval_joint(m, r, s, i, q, v, t + step, full)
         for k in range(nvj):
             st6(D, X0 + 4 + k, axpy6(w, ld6(r.S, vs + k), ld6(D, X0 + 4 + k)))
         dvj = axpy6(w, ld6(r.vJ, i), dvj)
@@ -184,22 +203,22 @@ def general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
         qp[qs + c] = x0
     st6(D, X0 + 1, dvj)
     st6(D, X0 + 2, dcj)
-    _eval_joint(m, r, s, i, q, v, t)
+    _eval_joint(m, r, s, i, q, v, t, full)
     if c >= 0:
         hu = 1.0 + abs(v[vs + c])
         vp[vs + c] = v[vs + c] + hu
-        joint_velocity(m, r, s, i, q, vp, t, False, False)
+        joint_velocity(m, r, s, i, q, vp, t, full, False)
         cp = ld6(r.cJ, i)
         vp[vs + c] = v[vs + c] - hu
-        joint_velocity(m, r, s, i, q, vp, t, False, False)
+        joint_velocity(m, r, s, i, q, vp, t, full, False)
         cm = ld6(r.cJ, i)
         vp[vs + c] = v[vs + c]
         st6(D, X0 + 3, axpy6(0.5 / hu, sub6(cp, cm), ZERO6))
-        joint_velocity(m, r, s, i, q, v, t, False, False)
+        joint_velocity(m, r, s, i, q, v, t, full, False)
 
 
 @jit(inline="always")
-def joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
+def joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full):
     """The rows X0 .. of D for joint i and its coordinate and velocity variable c (see the module).
     The closed forms are inlined where this is called: a call boundary would copy the model and
     record views (hundreds of array fields) on every column; the general path stays a call."""
@@ -208,4 +227,4 @@ def joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0):
     elif _exact_path(m, i):
         screw_tangent(m, r, i, c, v, D, X0)
     else:
-        general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0)
+        general_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full)

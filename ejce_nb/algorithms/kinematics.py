@@ -212,8 +212,11 @@ def world_kinematics(m, r, level, b, R, p, w, vo, al, ao):
 
 
 class Kinematics:
-    """World-frame kinematics of every body origin: R (body -> world), p, omega, v, alpha, a
-    (``(..., N+1, 3, 3)`` and ``(..., N+1, 3)``; omega, v need qd; alpha, a need qdd)."""
+    """World-frame kinematics of every body origin (``ej.forward_kinematics``): ``R`` (body ->
+    world), ``p`` (origin), ``omega`` (angular velocity), ``v`` (origin velocity), ``alpha``
+    (angular acceleration), ``a`` (classical origin acceleration, d/dt v), world axes,
+    ``(..., N+1, 3, 3)`` and ``(..., N+1, 3)``, row 0 the world; omega, v need qd; alpha, a need
+    qdd (None without)."""
 
     # the arrays are views of one flat result buffer, made when first looked at: a call that
     # only needs a few of them does not pay for the others
@@ -306,8 +309,10 @@ def joint_terms_state(m, r, v, outboard, b, J, sig, bias, tw, R, p):
 
 
 class JointTerms:
-    """EJCE terms of every joint: relative twist = J qd + sigma, relative acceleration =
-    J qdd + bias; R, r the relative pose of C in P; twist the relative twist.
+    """EJCE terms of every joint (``ej.joint_terms``): ``J`` (..., 6, nv), ``sigma``, ``bias``
+    (..., N+1, 6), with relative twist = J qd + sigma, relative acceleration = J qdd + bias;
+    ``R`` (..., N+1, 3, 3), ``r`` (..., N+1, 3) the relative pose of C in P; ``twist`` the
+    relative twist; ``frame`` the axes they are expressed in (``"inboard"``: P, ``"outboard"``: C).
 
     For a model with mimic joints the terms are those of ``model.expanded()`` (a mimic joint has
     no velocity of its own) and ``v_map`` maps the model's velocities to the expanded ones."""

@@ -50,9 +50,17 @@ def expm(X):
 
 
 def linearize(model, q, qd, tau, t=0.0, dt=None, f_ext=None):
-    """The linearisation of forward dynamics about (q, qd, tau, t) as a ``LinearSystem`` (see the
-    module).  One state only; an equilibrium is where aba(q, 0, tau) = 0 (e.g. tau =
-    rnea(q, 0, 0))."""
+    """The linearisation of forward dynamics about (q, qd, tau, t) as a ``LinearSystem``:
+    ``x' = A x + B u`` with ``x = (dq, v)`` on the tangent space (2 nv; ``rnea_derivatives``),
+    ``u = tau`` (nv),
+
+        A = [[Aqq, 1], [dqdd_dq, dqdd_dv]],   B = [[0], [M^-1]],
+
+    from ``aba_derivatives`` (``Aqq`` is zero but ``-[u]x`` on a unit quaternion's rotation block,
+    whose tangent rate is ``du - u x dtheta``).  With a time step ``dt``, also ``Ad``, ``Bd`` of
+    ``x_{k+1} = Ad x_k + Bd u_k``, the exact zero-order hold (``[[Ad, Bd], [0, 1]] = exp([[A, B],
+    [0, 0]] dt)``), else None.  ``f_ext`` as for ``aba``.  One state only; an equilibrium is
+    where aba(q, 0, tau) = 0 (e.g. tau = rnea(q, 0, 0))."""
     if np.ndim(q) != 1:
         raise ValueError(f"linearize: q must be one state (nq,), got shape {np.shape(q)}")
     if dt is not None and not (np.isfinite(dt) and dt > 0):

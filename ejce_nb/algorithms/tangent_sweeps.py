@@ -252,7 +252,7 @@ def _upper(C, row, lo, hi, sr, dq, dv, M):
 
 
 @jit
-def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M):
+def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, dq, dv, M, full):
     """dtau/dq, dtau/du and M (armature on its diagonal) at the state of the record r, after the
     forward sweep with world frames and RNEA's forces (s.f: the composite forces in C axes); see
     the module.  D: the joints' own terms (rows X0 ..); T (rows of 6: ``world_rows``), C (one
@@ -306,7 +306,7 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
                 stc(C, 18, vs + c, crm(add6(vi, vl), xi))
                 st6(T, EX + vs + c, ZERO6)
                 continue
-            joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0)
+            joint_tangent(m, r, s, i, c, q, v, t, qp, vp, D, X0, full)
             dvJ = motion_out(R, o, ld6(D, X0 + 1))
             own = ld6(D, X0 + 2)
             for x in range(nvj):
@@ -410,7 +410,7 @@ def rnea_tangents(m, r, s, D, T, C, YC, mark, q, v, a, t, qp, vp, F, fb, has_f, 
 
 
 @jit
-def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt):
+def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt, full):
     """dtau/dt of a rheonomic model: every driven joint (JR[i] != 0) moves with time."""
     n1 = m.body_parent.shape[0]
     nv = dt.shape[0]
@@ -438,7 +438,7 @@ def time_direction(m, r, s, D, JR, q, v, a, t, qp, vp, F, fb, has_f, dt):
             dai = ZERO6
             dz = ZERO6
         if JR[i] != 0:
-            general_tangent(m, r, s, i, np.int64(-1), q, v, t, qp, vp, D, X0)
+            general_tangent(m, r, s, i, np.int64(-1), q, v, t, qp, vp, D, X0, full)
             xi = ld6(D, X0)
             dvJ = ld6(D, X0 + 1)
             dvi = add6(dvi, add6(crm(sub6(vi, vJ), xi), dvJ))

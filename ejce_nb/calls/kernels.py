@@ -24,8 +24,11 @@ and the slots asked for as bits of its parameters (``P[P_ASK]``).  A slot not as
 None, and Numba compiles none of its code (``if X is not None`` in ``evaluate_state`` and
 ``chunk_lanes``): a batch of one quantity compiles that quantity only, ``ej.evaluate`` the ones
 it asks for, on one forward sweep per state.  The joints' paths are compiled likewise for what
-the model has (``paths``): a model of fixed, screw and quaternion joints never compiles the jets
-path.  Helpers that take the model, record and scratch views are inlined by LLVM
+the model has (``ejce.PATHS``, ``python_layer.paths``): a model of revolute, prismatic, Euler-angle,
+quaternion and fixed joints compiles the products of screws with coordinate amounts alone (the
+first one-state ``rnea`` of arm7: 14 s of CPU instead of 19.6 s, a first ``rnea_derivatives`` 30 s
+instead of 128 s); coupled and driven joints add function amounts; only models with joints given
+by a general pose or written in Python compile the jets and user paths.  Helpers that take the model, record and scratch views are inlined by LLVM
 (``forceinline``), not by Numba, so that each is typed once: a call boundary would copy the
 views (hundreds of array fields), and Numba's own inlining types the inlined code again in every
 caller (the first one-state ``rnea`` of arm7 compiled in 35 s instead of 45 s).  The derivative
@@ -49,6 +52,7 @@ from ..algorithms.energy import energy_after
 from ..algorithms.kinematics import body_jacobian_state, fk_out, forward, joint_terms_state, jt_out, world_kinematics
 from ..algorithms.rnea import rnea_forces
 from .._jit import entry, jit, pjit
+from ..core.ejce import PATHS, PATHS_ALL, paths_kind, runtime_paths
 from ..core.lanes import LANES, from_lanes, lanes_of, to_lanes
 from ..model import inputs
 from ..model.layout import (H_LANES, H_NV, H_SCR, REC_JOINT, group_views, model_view, record_view, rows,
@@ -90,19 +94,6 @@ def _asked(x, P, k):
     if isinstance(x, types.NoneType):
         return lambda x, P, k: False
     return lambda x, P, k: (P[P_ASK] >> k) & 1 != 0
-
-
-def runtime_paths(full):
-    """``full`` as a batch receives it from Python: None, or a bool that is no compile-time
-    constant (an entry's True is one, and would compile the forward sweep once more)."""
-    return full
-
-
-@overload(runtime_paths)
-def _runtime_paths(full):
-    if isinstance(full, types.NoneType):
-        return lambda full: None
-    return lambda full: np.bool_(full)
 
 
 def put_status(status, b, k, st, j):
@@ -297,30 +288,22 @@ def evaluate_state(m, r, s, q, v, a, tau, t, F, fb, full, P, b, TAU, QDD, M, FK,
     return st, j
 
 
-# the one-state entries inline the state's evaluation: a call boundary would copy the model,
-# record and scratch views (kilobytes of arguments) on every call (``evaluate_state`` is a plain
-# function under NUMBA_DISABLE_JIT)
-_evaluate_one = jit(forceinline=True)(getattr(evaluate_state, "py_func", evaluate_state))
-
-
 @jit(forceinline=True)
-def one_quantity(mb, w, full, P, q, v, x, t, M, FK, JT, BJ, EN):
-    """The quantity of the one output given (the others None: not compiled) of one state on the
-    one-state workspace w: its status (its joint in the record's header)."""
-    m, r, s = views(mb, w)
-    # row 0 as a run-time integer, as the batch kernels pass it: a literal 0 would compile the
-    # quantities' functions a second time (NUMBA-NOTES)
-    zero = np.int64(0)
-    st, j = _evaluate_one(m, r, s, q, v, x, x[:0], t, NO_FORCE, zero, runtime_paths(full), P, zero, None, None, M, FK,
-                          JT, BJ, EN, None)
-    r.hdr[REC_JOINT] = j
-    return st
+def checked_sweep(m, r, s, q, v, a, t, level, world, full):
+    """One state's input check at ``level`` (q, t; qd; qdd) and, where it passes, the forward sweep
+    to that level (world frames with ``world``), as ``evaluate_state`` makes them for one
+    quantity: (status, joint)."""
+    st, j = inputs.check(m, q, v, a, level, t)
+    if st == 0:
+        forward(m, r, s, q, v, a, t, level, world, runtime_paths(full))
+    return st, j
 
 
 # the compiled entries of the public functions and kinds of model: ``one_rnea(mb, w, q, v, x, t,
 # out)`` and ``one_aba`` (x: qdd or tau), and ``one_crba(mb, w, P, q, v, x, t, out)`` and the
 # others of the quantity P asks for (x: qdd, for forward kinematics; ``out`` flat, the mass matrix
-# and body Jacobian row by row): each compiles its own quantity only.  Few arguments, since each
+# and body Jacobian row by row): each the input check, the forward sweep and its own algorithm,
+# nothing else.  Few arguments, since each
 # costs the call from Python its typing: no external forces (a one-state call with f_ext runs
 # ``chunk``), no P where the quantity has no parameters, and the kind of joint paths (``full``)
 # fixed in the entry.  ``x[:0]``: no entries, read as zero.
@@ -330,56 +313,83 @@ P_FREE = (RNEA, ABA)
 
 
 def _entries(full):
-    """The entries for the models whose joint paths are ``full`` (``python_layer.paths``: None, or True
-    where the jets and user paths are compiled too)."""
+    """The entries for the models whose joint paths are ``full`` (``ejce.PATHS``)."""
 
     def one_rnea(mb, w, q, v, x, t, out):
         m, r, s = views(mb, w)
         aa = x if x.shape[0] > 0 else s.zv
-        st, j = inputs.check(m, q, v, aa, np.int64(2), t)
+        st, j = checked_sweep(m, r, s, q, v, aa, t, LEVEL2, np.bool_(False), full)
         if st == 0:
-            forward(m, r, s, q, v, aa, t, np.int64(2), np.bool_(False), runtime_paths(full))
             rnea_forces(m, r, s, NO_FORCE, np.int64(0), aa, out)
         r.hdr[REC_JOINT] = j
         return st
 
     def one_aba(mb, w, q, v, x, t, out):
         m, r, s = views(mb, w)
-        st, j = inputs.check(m, q, v, x, np.int64(2), t)
+        st, j = inputs.check(m, q, v, x, LEVEL2, t)
         if st == 0:
-            forward(m, r, s, q, v, s.zv, t, np.int64(1), np.bool_(False), runtime_paths(full))
+            forward(m, r, s, q, v, s.zv, t, LEVEL1, np.bool_(False), runtime_paths(full))
             st, j = aba_solve(m, r, s, x, NO_FORCE, np.int64(0), out)
         r.hdr[REC_JOINT] = j
         return st
 
-    # the other quantities, each its own entry (``one_quantity``): ``out`` flat, the mass
-    # matrix and body Jacobian row by row
+    # the others take the parameters P; ``out`` is flat (the mass matrix and body Jacobian row by
+    # row), x qdd (forward kinematics at level 2)
     def one_crba(mb, w, P, q, v, x, t, out):
-        nv = mb[H_NV]
-        return one_quantity(mb, w, full, P, q, v, x, t, rows(out, 0, nv, nv), None, None, None, None)
+        m, r, s = views(mb, w)
+        st, j = checked_sweep(m, r, s, q, s.zv, s.zv, t, LEVEL0, np.bool_(False), full)
+        if st == 0:
+            st, j = _crba(rows(out, 0, mb[H_NV], mb[H_NV]), np.int64(0), m, r, s, s.zv, NO_FORCE, np.int64(0), P)
+        r.hdr[REC_JOINT] = j
+        return st
 
     def one_fk(mb, w, P, q, v, x, t, out):
-        return one_quantity(mb, w, full, P, q, v, x, t, None, out, None, None, None)
+        m, r, s = views(mb, w)
+        level = P[P_FK_LEVEL]
+        vv = v if level >= 1 else s.zv
+        aa = (x if x.shape[0] > 0 else s.zv) if level >= 2 else vv
+        st, j = checked_sweep(m, r, s, q, vv, aa, t, level, np.bool_(True), full)
+        if st == 0:
+            _fk(out, np.int64(0), m, r, s, vv, NO_FORCE, np.int64(0), P)
+        r.hdr[REC_JOINT] = j
+        return st
 
     def one_jt(mb, w, P, q, v, x, t, out):
-        return one_quantity(mb, w, full, P, q, v, x, t, None, None, out, None, None)
+        m, r, s = views(mb, w)
+        st, j = checked_sweep(m, r, s, q, v, v, t, LEVEL1, np.bool_(False), full)
+        if st == 0:
+            _jt(out, np.int64(0), m, r, s, v, NO_FORCE, np.int64(0), P)
+        r.hdr[REC_JOINT] = j
+        return st
 
     def one_bj(mb, w, P, q, v, x, t, out):
-        return one_quantity(mb, w, full, P, q, v, x, t, None, None, None, rows(out, 0, 6, mb[H_NV]), None)
+        m, r, s = views(mb, w)
+        st, j = checked_sweep(m, r, s, q, s.zv, s.zv, t, LEVEL0, np.bool_(True), full)
+        if st == 0:
+            _bj(rows(out, 0, 6, mb[H_NV]), np.int64(0), m, r, s, s.zv, NO_FORCE, np.int64(0), P)
+        r.hdr[REC_JOINT] = j
+        return st
 
     def one_energy(mb, w, P, q, v, x, t, out):
-        return one_quantity(mb, w, full, P, q, v, x, t, None, None, None, None, out)
+        m, r, s = views(mb, w)
+        level = LEVEL1 if P[P_EN_LEVEL] >= 1 else LEVEL0
+        vv = v if level >= 1 else s.zv
+        st, j = checked_sweep(m, r, s, q, vv, vv, t, level, np.bool_(True), full)
+        if st == 0:
+            _energy(out, np.int64(0), m, r, s, vv, NO_FORCE, np.int64(0), P)
+        r.hdr[REC_JOINT] = j
+        return st
 
     return tuple(entry(f) for f in (one_rnea, one_aba, one_crba, one_fk, one_jt, one_bj, one_energy))
 
 
-# ONE[slot][kind]: the entry of a quantity for the two kinds of model (``kind``: 0 where ``paths``
-# is None, 1 where it is True), each compiled once for the types of the input layer and then closed (``_jit.entry``); LIVE[slot][kind]: the same once
-# compiled for the slot, None before (the fast path leaves the slot's first call to the input
-# layer)
-_BY_KIND = (_entries(None), _entries(True))
-ONE = tuple((_BY_KIND[0][k], _BY_KIND[1][k]) for k in range(NSLOT))
-LIVE = [[None, None] for _ in range(NSLOT)]
+# ONE[slot][kind]: the entry of a quantity for each kind of model (``kind``: ``ejce.PATHS_*``,
+# ``Model._paths``), each compiled once for the types of the input layer and then closed
+# (``_jit.entry``); LIVE[slot][kind]: the same once compiled for the slot, None before (the fast
+# path leaves the slot's first call to the input layer)
+_BY_KIND = tuple(_entries(full) for full in PATHS)
+ONE = tuple(tuple(entries[k] for entries in _BY_KIND) for k in range(NSLOT))
+LIVE = [[None] * len(PATHS) for _ in range(NSLOT)]
 
 
 @jit
@@ -399,33 +409,33 @@ def chunk(mb, R, S, per_state, c, nchunk, full, P, Q, V, A, TAU_IN, T, F, TAU, Q
 TO_STATES = -1
 
 
-def _alone(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
-    evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, None, P, b, TAU,
+def _alone(alone, m, r, s, full, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+    evaluate_state(m, r, s, Q[b], V[b], A[b], TAU_IN[b], T[b], F, b if F.shape[0] > 1 else 0, full, P, b, TAU,
                    QDD, None, None, None, None, None, status)
 
 
-def _defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+def _defer(alone, m, r, s, full, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
     if asked(TAU, P, K_RNEA):
         put_status(status, b, K_RNEA, TO_STATES, -1)
     if asked(QDD, P, K_ABA):
         put_status(status, b, K_ABA, TO_STATES, -1)
 
 
-def alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+def alone_or_defer(alone, m, r, s, full, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
     """State b of a lane batch that its group could not take: evaluated alone (``alone`` True),
     or (None) its slots asked for marked TO_STATES in ``status``, and nothing of the one-state
     code compiled into the lane kernel."""
     # the Python path (NUMBA_DISABLE_JIT); the compiled one is the overload's
-    return (_defer if alone is None else _alone)(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status)
+    return (_defer if alone is None else _alone)(alone, m, r, s, full, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status)
 
 
 @overload(alone_or_defer, jit_options={"forceinline": True})
-def _alone_or_defer(alone, m, r, s, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
+def _alone_or_defer(alone, m, r, s, full, Q, V, A, TAU_IN, T, F, P, b, TAU, QDD, status):
     return _defer if isinstance(alone, types.NoneType) else _alone
 
 
 @jit
-def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, alone):
+def chunk_lanes(mb, R, S, c, lo, hi, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, alone):
     """States lo..hi-1 of rnea and/or aba (the slots P asks for) on chunk c's workspace, in
     groups of LANES states on one group record; the states a group cannot take (the rest, and
     any group with a bad sample or one the ABA finds singular or near it) are evaluated one by
@@ -450,7 +460,7 @@ def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status,
                 to_lanes(sg.la, A, b)
             tl = lanes_of(T, b)
             forward(m, rg, sg, sg.lq, sg.lv, sg.la if with_a else sg.zv, tl, 2 if want_rnea else 1,
-                    F.shape[0] > 0, None)
+                    F.shape[0] > 0, full)
             # (``is not None`` first: Numba then compiles no code of a quantity not handed)
             if TAU is not None:
                 if want_rnea:
@@ -471,17 +481,18 @@ def chunk_lanes(mb, R, S, c, lo, hi, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status,
                     put_status(status, b1, K_ABA, 0, -1)
         else:
             for b1 in range(b, b + LANES):
-                alone_or_defer(alone, m, record_view(mb, R[c], 0), s, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
+                alone_or_defer(alone, m, record_view(mb, R[c], 0), s, full, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD,
+                               status)
         b += LANES
     for b1 in range(b, hi):
-        alone_or_defer(alone, m, record_view(mb, R[c], 0), s, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
+        alone_or_defer(alone, m, record_view(mb, R[c], 0), s, full, Q, V, A, TAU_IN, T, F, P, b1, TAU, QDD, status)
 
 
 def runs_on_lanes(mb, per_state, full, slots):
     """Whether a batch runs in groups of LANES states (``many_lanes``): rnea and/or aba only,
-    the fixed, screw and quaternion joint paths (``full`` None), pooled records and a model the
-    lane kernels take."""
-    return full is None and not per_state and mb[H_LANES] != 0 and max(slots) <= ABA
+    the fixed, screw and quaternion joint paths (``full`` not a bool), pooled records and a model
+    the lane kernels take."""
+    return paths_kind(full) != PATHS_ALL and not per_state and mb[H_LANES] != 0 and max(slots) <= ABA
 
 
 # The two batch drivers: each chunk of a batch (one per row of S) in parallel; ``many`` with every
@@ -501,7 +512,7 @@ def many(mb, R, S, per_state, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, M, FK, J
 
 
 @pjit
-def many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
+def many_lanes(mb, R, S, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
     """A batch of at least LANES states of rnea and/or aba in groups of LANES states
     (``chunk_lanes``, each chunk a whole number of groups; then, where the length is no multiple
     of LANES, the last LANES states as one more group, after the parallel loop: the states before
@@ -512,10 +523,10 @@ def many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status):
     groups = n // LANES
     for c in prange(nchunk):
         k = np.int64(c)
-        chunk_lanes(mb, R, S, k, k * groups // nchunk * LANES, (k + 1) * groups // nchunk * LANES, P, Q, V, A,
-                    TAU_IN, T, F, TAU, QDD, status, None)
+        chunk_lanes(mb, R, S, k, k * groups // nchunk * LANES, (k + 1) * groups // nchunk * LANES, full, P, Q, V,
+                    A, TAU_IN, T, F, TAU, QDD, status, None)
     if groups * LANES < n:
-        chunk_lanes(mb, R, S, np.int64(0), n - LANES, n, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, None)
+        chunk_lanes(mb, R, S, np.int64(0), n - LANES, n, full, P, Q, V, A, TAU_IN, T, F, TAU, QDD, status, None)
     # (a sum over the parallel loop would allocate: the kernels count no references)
     left = 0
     for b in range(n):

@@ -72,11 +72,23 @@ def _outputs(data, B, key, shape):
 def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
     """Joint forces tau (..., nv) that produce the accelerations qdd at (q, qd, t), with gravity
     from the model and optional external wrenches f_ext (..., N+1, 6) in world axes
-    ([moment about the body origin; force] on each body, row 0 ignored); ``rnea``.
+    ([moment about the body origin; force] on each body, row 0 ignored): the recursive
+    Newton-Euler algorithm, O(N).  ``f_ext`` is (N+1, 6), or (B, N+1, 6) for a batch.  Rotor
+    inertias are included (``armature qdd``); the passive joint forces (``dof_damping``,
+    ``dof_stiffness``) are not: only ``ej.simulate`` adds them.  On a model with loop closures
+    these are the open tree's (the loops cut): one ``ej.ClosureWarning`` per model says so (as
+    from ``aba``, ``mass_matrix``, ``nonlinear_effects``, ``forward_dynamics_crba``); the closed
+    mechanism's are ``ej.constrained_dynamics`` and ``ej.constrained_inverse_dynamics``, and
+    ``model.open_tree()`` asks for the tree's without the warning.
 
-    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  A batch runs in parallel.
-    ``data``: an ``ej.Data`` whose record is reused and kept; ``errors="flag"``: a batch returns
-    (tau, status) with the rows of bad samples NaN (``ej.Status``)."""
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
+    if model.has_loops:
+        model._tree_quantity("rnea")
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
         tau = _fast(RNEA, model, data, errors, "tau", model.nv, None, q, qd, qdd, t)
         if tau is not None:
@@ -87,9 +99,18 @@ def rnea(model, q, qd, qdd, t=0.0, f_ext=None, data=None, errors="raise"):
 def nonlinear_effects(model, q, qd, t=0.0, data=None, errors="raise"):
     """h(q, qd, t) (..., nv): the joint forces at zero acceleration (Coriolis, centrifugal,
     gravity, and the effect of prescribed motion of rheonomic joints), so that
-    rnea(q, qd, qdd) = mass_matrix(q) qdd + h."""
+    rnea(q, qd, qdd) = mass_matrix(q) qdd + h.
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     if qd is None:
         raise ValueError("qd is required")
+    if model.has_loops:
+        model._tree_quantity("nonlinear_effects")
     if type(q) is _ND and q.ndim == 1 and type(t) is float:
         h = _fast(RNEA, model, data, errors, "h", model.nv, None, q, qd, _EMPTY, t)
         if h is not None:
@@ -111,12 +132,23 @@ def _rnea(model, q, qd, qdd, t, f_ext, data, errors, what):
 
 def aba(model, q, qd, tau, t=0.0, f_ext=None, data=None, errors="raise"):
     """Accelerations qdd (..., nv) under joint forces tau, gravity and optional world-frame
-    external wrenches f_ext (..., N+1, 6), in O(N) by the articulated-body algorithm (``aba``).
+    external wrenches f_ext (N+1, 6) or (B, N+1, 6) as for ``rnea``: forward dynamics, O(N), by
+    the articulated-body algorithm (``aba``); ``D_i = S_i^T I^A_i S_i + diag(armature_i)``.
 
     Raises ej.SingularJointError naming the joint and configuration (and the samples of a batch)
     where a joint's Jacobian loses rank or a massless subtree makes the dynamics singular
-    (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN).
-    Models with mimic joints (coupled coordinates) are solved through the mass matrix."""
+    (``errors="flag"``: a batch returns (qdd, status) instead, the rows of those samples NaN);
+    near a lock it warns (``ej.NearSingularWarning``).  Models with couplers (mimic joints) are
+    solved through the mass matrix (as ``forward_dynamics_crba``).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
+    if model.has_loops:
+        model._tree_quantity("aba")
     if f_ext is None and type(q) is _ND and q.ndim == 1 and type(t) is float:
         qdd = _fast(ABA, model, data, errors, "qdd", model.nv, None, q, qd, tau, t)
         if qdd is not None:
@@ -139,7 +171,17 @@ def mass_matrix(model, q, t=0.0, data=None, errors="raise", condition=False):
     it is (positive semi-definite): ``aba`` and ``forward_dynamics_crba`` report those.
 
     ``condition=True`` also returns M's condition number (2-norm; inf where M is singular),
-    a float or (B,): ``(M, cond)`` (``(M, cond, status)`` with ``errors="flag"``)."""
+    a float or (B,): ``(M, cond)`` (``(M, cond, status)`` with ``errors="flag"``).  Rotor
+    inertias are on the diagonal (``M + diag(armature)``).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
+    if model.has_loops:
+        model._tree_quantity("mass_matrix")
     if condition:
         res = _mass(model, q, t, data, errors)
         M = res[0] if errors == "flag" else res
@@ -182,7 +224,16 @@ def _mass(model, q, t, data, errors, rank=False):
 def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
     """qdd (..., nv) from M(q, t) qdd = tau - h(q, qd, t) + (external wrenches), by Cholesky of
     the CRBA mass matrix: O(nv^3), the same result as ``aba``.  Raises ej.SingularJointError
-    (naming the joint, and the samples of a batch) where M is singular."""
+    (naming the joint, and the samples of a batch) where M is singular.  Takes no ``data=``; the
+    rest as for ``aba``.
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``errors``: ``"raise"`` (bad input raises) or ``"flag"``, which returns
+    ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
+    if model.has_loops:
+        model._tree_quantity("forward_dynamics_crba")
     inputs.check_errors_arg(errors)
     B, q2, (qd2, tau2), t1 = inputs.states(model, q, ((qd, "qd"), (tau, "tau")), t)
     n, nv = q2.shape[0], model.nv
@@ -213,11 +264,19 @@ def forward_dynamics_crba(model, q, qd, tau, t=0.0, f_ext=None, errors="raise"):
 def forward_kinematics(model, q, qd=None, qdd=None, t=0.0, out=None, data=None, errors="raise"):
     """World-frame pose, twist and classical acceleration of every body origin.
 
-    q (nq,) or (B, nq); qd, qdd (nv,) or (B, nv); t a float or (B,).  Velocities need ``qd``,
-    accelerations need ``qd`` and ``qdd``.  Returns ``ej.Kinematics`` with R (..., N+1, 3, 3) and
-    p, omega, v, alpha, a (..., N+1, 3); row 0 is the world.  ``out``: a Kinematics of an earlier
-    call with the same shapes, whose arrays are overwritten and returned.  ``data``: an
-    ``ej.Data`` whose record is reused and kept (see ``ej.Data``)."""
+    Returns ``ej.Kinematics`` with ``R`` (..., N+1, 3, 3) (body -> world) and ``p`` (origin),
+    ``omega`` (angular velocity), ``v`` (origin velocity), ``alpha`` (angular acceleration), ``a``
+    (classical origin acceleration, d/dt v) (..., N+1, 3), world axes; row 0 is the world
+    (identity, zeros).  The velocity fields are present when ``qd`` is given, the acceleration
+    fields when ``qdd`` is (``qdd`` needs ``qd``).  ``out``: a Kinematics of an earlier call with
+    the same shapes, whose arrays are overwritten and returned (no fresh memory per call).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     if qdd is not None and qd is None:
         raise ValueError("qdd given without qd: accelerations need the velocities too")
     level = 0 if qd is None else (1 if qdd is None else 2)
@@ -259,11 +318,27 @@ def _fk_buffer(model, B, level, out, data):
 
 
 def joint_terms(model, q, qd=None, t=0.0, frame="inboard", generic=False, data=None, errors="raise"):
-    """The EJCE terms of every joint (API.md): J (..., 6, nv), sigma and bias (..., N+1, 6).
+    """The EJCE terms of every joint: ``ej.JointTerms`` with ``J`` (..., 6, nv) (joint j's
+    Jacobian in columns ``v_start[j] : v_start[j] + nv_joint[j]``), ``sigma`` (..., N+1, 6) and
+    ``bias`` (..., N+1, 6), so that the relative twist of C in P is ``J qd + sigma`` and its
+    relative acceleration ``J qdd + bias``; also ``R`` (..., N+1, 3, 3) and ``r`` (..., N+1, 3),
+    the pose of C in P, and ``twist``, the relative twist.  ``bias`` and ``twist`` need ``qd``
+    (None without it).
 
-    ``frame="inboard"`` expresses them in P axes, ``"outboard"`` in C axes.  ``generic=True``
-    evaluates every joint by the generic EJCE path (``model.with_generic_joints()``, for checking
-    the others).  ``bias`` and ``twist`` are None without ``qd``."""
+    ``frame="inboard"`` expresses the vectors in P axes, ``"outboard"`` the same vectors in C
+    axes (rotated by R^T; this is not Featherstone's c_J: see the EJCE derivation, section 2).
+    For a model with couplers (mimic joints) the terms are those of ``model.expanded()`` and
+    ``v_map`` maps the model's velocities to the expanded ones (G; (B, nv_full, nv) for a batch
+    with nonlinear couplers).  ``generic=True`` evaluates every joint by the generic (jet) path,
+    for checking the faster ones (the same as calling it on ``model.with_generic_joints()``;
+    ``data=`` is then not used).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     if frame not in ("inboard", "outboard"):
         raise ValueError(f"frame must be 'inboard' or 'outboard', got {frame!r}")
     if qd is not None and not generic and type(q) is _ND and q.ndim == 1 and type(t) is float:
@@ -304,7 +379,14 @@ _JT_P = [params(outboard=k, ask=(JT,)) for k in (False, True)]
 def body_jacobian(model, q, body, t=0.0, data=None, errors="raise", generic=False):
     """World-frame Jacobian (..., 6, nv) of the body origin's [omega; v] (``body``: index or name);
     for rheonomic joints the twist is this Jacobian times qd plus the sigma terms.
-    ``generic=True``: on ``model.with_generic_joints()``."""
+    ``generic=True``: on ``model.with_generic_joints()``.
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     i = model.body_index(body)
     inputs.check_errors_arg(errors)
     if generic:
@@ -338,7 +420,15 @@ def _pick(B, out, col, errors, status=None):
 
 
 def kinetic_energy(model, q, qd, t=0.0, data=None, errors="raise"):
-    """Kinetic energy 1/2 sum_i v_i^T I_i v_i of all bodies (a float, or (B,) for a batch)."""
+    """Kinetic energy 1/2 sum_i v_i^T I_i v_i of all bodies, plus the rotor inertias'
+    1/2 sum_k armature_k qd_k^2 (a float, or (B,) for a batch).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     if qd is None:
         raise ValueError("qd is required")
     B, out, *st = _energies(model, q, qd, t, data, errors, "kinetic_energy")
@@ -346,13 +436,29 @@ def kinetic_energy(model, q, qd, t=0.0, data=None, errors="raise"):
 
 
 def potential_energy(model, q, t=0.0, data=None, errors="raise"):
-    """Gravitational potential energy -sum_i m_i g . c_i (zero at the world origin)."""
+    """Gravitational potential energy -sum_i m_i g . c_i (zero at the world origin; c_i the
+    world position of body i's centre of mass): a float, or (B,) for a batch.
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     B, out, *st = _energies(model, q, None, t, data, errors, "potential_energy")
     return _pick(B, out, 1, errors, *st)
 
 
 def center_of_mass(model, q, t=0.0, data=None, errors="raise"):
-    """World position (..., 3) of the centre of mass of all bodies."""
+    """World position (..., 3) of the centre of mass of all bodies (a model without mass is a
+    ``ValueError``).
+
+    Arrays are real numbers (read as float64; booleans, complex numbers and text are refused),
+    results float64 numpy arrays: q (nq,) or (B, nq), qd, qdd, tau (nv,) or (B, nv), t a float or
+    (B,); a leading batch axis runs the batch in parallel over threads and adds the same axis to
+    every output.  ``data``: an
+    ``ej.Data`` whose record is reused and kept.  ``errors``: ``"raise"`` (bad input raises) or
+    ``"flag"``, which returns ``(result, status)`` with ``ej.Status`` codes (see ``ej.Status``)."""
     mtot = float(np.sum(model.body_mass))
     if not mtot > 0.0:
         raise ValueError("center_of_mass: the model has no mass (every body is massless)")
@@ -377,10 +483,17 @@ def evaluate(model, q, qd=None, qdd=None, tau=None, t=0.0, quantities=("rnea", "
     qdd), ``aba`` at (q, qd, tau), ``forward_kinematics`` with the fields its inputs allow, ...);
     with ``errors="flag"``: (results, {name: status codes}), the rows of bad samples NaN.
 
-    ``quantities``: names of ``EVALUATE`` ("nonlinear_effects" is ``rnea`` at qdd = 0 and cannot
-    be asked for beside "rnea"; the energies and the centre of mass share one slot); ``body`` for
-    "body_jacobian"; ``out``: {name: (B, nv) array} a batch's rnea/aba result is written into
-    where it fits (C-ordered float64), as a sweep does to reuse its buffers."""
+    Joints, twists, accelerations and world frames are computed once per state, then each
+    quantity's own passes; each result is bit for bit what the function of the same name
+    returns on these inputs.  ``quantities``: ``"rnea"`` (at qdd), ``"nonlinear_effects"`` (rnea
+    at qdd = 0; not beside ``"rnea"``), ``"aba"`` (at tau), ``"mass_matrix"``,
+    ``"forward_kinematics"`` (the fields qd / qdd allow), ``"joint_terms"`` (P axes),
+    ``"body_jacobian"`` (of ``body``), ``"kinetic_energy"``, ``"potential_energy"``,
+    ``"center_of_mass"`` (the energies and the centre of mass share one slot).  With
+    ``errors="flag"`` each quantity has its own status (a bad qdd flags ``rnea``, not ``aba``).
+    ``out``: {``"rnea"`` or ``"aba"``: (B, nv) array} a batch's result is written into where it
+    fits (C-ordered float64), as a sweep does to reuse its buffers.  A model with couplers
+    computes ``"aba"`` as ``forward_dynamics_crba``."""
     inputs.check_errors_arg(errors)
     names = [quantities] if isinstance(quantities, str) else list(quantities)
     slots = {}

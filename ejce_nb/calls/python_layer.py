@@ -8,16 +8,16 @@ from .kernels import (ABA, BJ, CRBA, ENERGY, FK, JT, LIVE, NSLOT, ONE, P0, P_ASK
                      chunk, chunk_lanes, ask_bits, many, many_lanes, runs_on_lanes)
 from ..algorithms.kinematics import fk_size, jt_size
 from .._jit import call
+from ..core.ejce import PATHS
 from ..core.lanes import LANES
 from ..model import inputs
 from ..model.layout import H_REC, REC_JOINT
 
 
 def paths(km):
-    """``full`` of the kernel model km: None where every joint is fixed, a product of screws or a
-    quaternion joint (``km._paths`` 0, set when its tables are packed), else True (the jets and
-    user paths compiled too)."""
-    return None if km._paths == 0 else True
+    """``full`` of the kernel model km (``ejce.PATHS``): the joint paths its kernels compile, by
+    the kind ``km._paths`` set when its tables are packed."""
+    return PATHS[km._paths]
 
 
 _EMPTY = np.zeros(0)
@@ -91,7 +91,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
         k = slots[0]
         out = outs[k][0] if k in (RNEA, ABA, ENERGY) else outs[k]
         out = out.ravel() if k in (CRBA, BJ) else out     # the entry's output is flat (a view: C-ordered)
-        kind = 0 if full is None else 1
+        kind = km._paths
         x = TAU_IN[0] if k == ABA else A[0]
         if k in P_FREE:
             st = call(ONE[k][kind], km._mb, w, qk[0], V[0], x, t1[0], out)
@@ -115,7 +115,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     else:
         R, S, per_state, token = workspaces.batch_workspace(km, n, data)
         if runs_on_lanes(km._mb, per_state, full, slots):
-            lane_batch(km, R, S, P, qk, V, A, TAU_IN, t1, F, outs, status)
+            lane_batch(km, R, S, full, P, qk, V, A, TAU_IN, t1, F, outs, status)
         else:
             many(km._mb, R, S, per_state, full, P, qk, V, A, TAU_IN, t1, F, *outs, status)
         workspaces.release_batch(token)
@@ -123,7 +123,7 @@ def run(model, slots, q, qd=None, qdd=None, tau=None, t=0.0, f_ext=None, data=No
     return B, km, mim, {k: outs[k] for k in slots}, status, list(zip(names, [q2] + vs)), t1
 
 
-def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
+def lane_batch(km, R, S, full, P, Q, V, A, TAU_IN, T, F, outs, status):
     """rnea and/or aba (``outs[RNEA]``, ``outs[ABA]``; statuses in ``status``) of a batch on
     lanes (``many_lanes``; fewer states than a group: one group padded with copies of the last
     state, ``chunk_lanes`` on this thread); then the states no group could take (a bad sample or
@@ -136,12 +136,13 @@ def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
         return X[at] if X.shape[0] == n and n > 1 else X       # F of shape (1 or 0, ...): shared
 
     if n >= LANES:
-        left = many_lanes(mb, R, S, P, Q, V, A, TAU_IN, T, F, outs[RNEA], outs[ABA], status)
+        left = many_lanes(mb, R, S, full, P, Q, V, A, TAU_IN, T, F, outs[RNEA], outs[ABA], status)
     elif n:
         at = np.minimum(np.arange(LANES), n - 1)
         group = [None if outs[k] is None else np.empty((LANES,) + outs[k].shape[1:]) for k in (RNEA, ABA)]
         st = np.zeros((LANES, NSLOT, 2), dtype=np.int64)
-        chunk_lanes(mb, R, S, 0, 0, LANES, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *group, st, None)
+        chunk_lanes(mb, R, S, 0, 0, LANES, full, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *group, st,
+                    None)
         for k, o in zip((RNEA, ABA), group):
             if o is not None:
                 outs[k][:] = o[:n]
@@ -156,7 +157,7 @@ def lane_batch(km, R, S, P, Q, V, A, TAU_IN, T, F, outs, status):
             if outs[k] is not None:
                 sub[k] = np.empty((at.size,) + outs[k].shape[1:])
         st = np.zeros((at.size, NSLOT, 2), dtype=np.int64)
-        many(mb, R, S, False, None, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *sub, st)
+        many(mb, R, S, False, full, P, Q[at], V[at], A[at], TAU_IN[at], T[at], rows(F, at), *sub, st)
         for k in (RNEA, ABA):
             if outs[k] is not None:
                 outs[k][at] = sub[k]

@@ -41,6 +41,7 @@ configuration (``mass_matrix`` then ``nonlinear_effects``) does not evaluate the
 This module holds the path codes and the one entry point, ``joint_position`` / ``joint_velocity``;
 ``placement`` records a joint's result, ``quaternions`` also holds the retraction q (+) delta.
 """
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -59,14 +60,45 @@ PATH_USER = 4
 
 
 # ---------------------------------------------------------------------------- the one entry point
-# ``full`` says which paths a kernel compiles: None for a model whose joints are all fixed,
-# products of screws or quaternions (the jets and user paths are then never typed, which halves
-# a cold compile), True for any other model (``python_layer.paths``).  A model's generic twin
-# (``Model.with_generic_joints``) sends its joints to the jets path through its own table.
+# ``full`` says which paths a kernel compiles, a compile-time property of the model carried by
+# the type of the value every kernel passes along (``paths``; ``calls.python_layer.paths``):
+#   None    PATHS_SCREWS: fixed joints, quaternions, products of screws whose amounts are
+#           coordinates (``scale * q[c]``): what revolute, prismatic, Euler-angle and free joints
+#           need; the jets path and function amounts are never typed;
+#   an int  PATHS_FUNCTIONS: the same, and screw amounts that are functions of the coordinates
+#           and time (coupled and spline-driven joints);
+#   a bool  PATHS_ALL: the generic (jets) and user paths too.
+# A model's generic twin (``Model.with_generic_joints``) sends its joints to the jets path through
+# its own table.
+PATHS_SCREWS, PATHS_FUNCTIONS, PATHS_ALL = 0, 1, 2
+PATHS = (None, 1, True)          # ``full`` of each kind
+
+
+def paths_kind(full):
+    """The kind (``PATHS_*``) of ``full``, in Python (a bool's value does not matter)."""
+    return PATHS_SCREWS if full is None else (PATHS_ALL if isinstance(full, (bool, np.bool_)) else PATHS_FUNCTIONS)
+
+
+def runtime_paths(full):
+    """``full`` (``ejce.PATHS``) as a batch receives it from Python: None, or an int64 or a bool
+    that is no compile-time constant (an entry's 1 or True is one, and would compile the forward
+    sweep once more)."""
+    return full
+
+
+@overload(runtime_paths)
+def _runtime_paths(full):
+    if isinstance(full, types.NoneType):
+        return lambda full: None
+    if isinstance(full, types.Boolean):
+        return lambda full: np.bool_(full)
+    return lambda full: np.int64(full)
+
+
 def _position_fast(m, r, s, i, q, v, t, full):
     path = m.jnt_path[i]
     if path == PATH_SCREW:
-        screw_position(m, r, s, i, q, t)
+        screw_position(m, r, s, i, q, t, full)
     elif path == PATH_QUAT:
         quat_position(m, r, i, q)
     else:
@@ -89,7 +121,7 @@ def _position_full(m, r, s, i, q, v, t, full):
 def _velocity_fast(m, r, s, i, q, v, t, full, position_fresh):
     path = m.jnt_path[i]
     if path == PATH_SCREW:
-        screw_velocity(m, r, i, q, v, t)
+        screw_velocity(m, r, i, q, v, t, full)
     elif path == PATH_QUAT:
         quat_velocity(m, r, i, v)
     else:
@@ -116,7 +148,7 @@ def joint_position(m, r, s, i, q, v, t, full):
     """X_i and S_i of joint i at (q, t); the generic path, which evaluates everything at once,
     also records vJ_i and cJ_i at the velocities v."""
     # the Python path (NUMBA_DISABLE_JIT); the compiled one is the overload's
-    if full is None:
+    if paths_kind(full) != PATHS_ALL:
         return _position_fast(m, r, s, i, q, v, t, full)
     return _position_full(m, r, s, i, q, v, t, full)
 
@@ -124,7 +156,7 @@ def joint_position(m, r, s, i, q, v, t, full):
 def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
     """vJ_i and cJ_i at (q, v, t), the position part being recorded for (q, t).  The generic path
     evaluates the pose again unless ``position_fresh``: evaluated at these v a moment ago."""
-    if full is None:
+    if paths_kind(full) != PATHS_ALL:
         return _velocity_fast(m, r, s, i, q, v, t, full, position_fresh)
     return _velocity_full(m, r, s, i, q, v, t, full, position_fresh)
 
@@ -134,9 +166,9 @@ def joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
 # level more) cost the first rnea about 14 s of compiling (a quarter of it).
 @overload(joint_position, jit_options={"forceinline": True})
 def _joint_position(m, r, s, i, q, v, t, full):
-    return _position_fast if isinstance(full, types.NoneType) else _position_full
+    return _position_full if isinstance(full, types.Boolean) else _position_fast
 
 
 @overload(joint_velocity, jit_options={"forceinline": True})
 def _joint_velocity(m, r, s, i, q, v, t, full, position_fresh):
-    return _velocity_fast if isinstance(full, types.NoneType) else _velocity_full
+    return _velocity_full if isinstance(full, types.Boolean) else _velocity_fast

@@ -9,11 +9,13 @@ pose function can be tried in Python first.
 Vectors are tuples of 3 entries, rotation matrices tuples of three rows ``((R00, R01, R02),
 (R10, R11, R12), (R20, R21, R22))``, a pose ``(R, r)``; entries may mix numbers and jets.
 
-Scalar functions: ``sin cos tan exp log sqrt asin acos atan atan2 sinh cosh tanh value``
-Rotations: ``rot_x rot_y rot_z rot`` (about a unit axis), ``quat_to_matrix``
-Matrices and vectors: ``matmul matvec transpose cross dot add sub scale norm normalize``
-Poses: ``compose`` (of two poses), ``inverse``, ``from_transform`` (a 4 x 4 homogeneous
-transform as rows)
+* scalars: ``sin cos tan exp log sqrt asin acos atan atan2 sinh cosh tanh value`` (``value(x)``:
+  the value of a jet);
+* rotations: ``rot_x(a) rot_y(a) rot_z(a) rot(axis, a)`` (about a unit axis),
+  ``quat_to_matrix(w, x, y, z)`` (normalises);
+* matrices and vectors: ``matmul matvec transpose cross dot add sub scale(s, a) norm normalize``;
+* poses: ``compose(A, B)`` (A then B), ``inverse(A)``, ``from_transform(T)`` (``(R, r)`` of a
+  4 x 4 homogeneous transform given as rows).
 """
 import math
 
@@ -292,21 +294,25 @@ def matvec(A, x):
 
 @jit
 def transpose(A):
+    """A^T for a 3 x 3 matrix (a tuple of rows)."""
     return ((A[0][0], A[1][0], A[2][0]), (A[0][1], A[1][1], A[2][1]), (A[0][2], A[1][2], A[2][2]))
 
 
 @jit
 def dot(a, b):
+    """a . b for 3-vectors."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @jit
 def norm(a):
+    """|a| of a 3-vector."""
     return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
 @jit
 def normalize(a):
+    """a / |a| for a 3-vector."""
     n = norm(a)
     return (a[0] / n, a[1] / n, a[2] / n)
 

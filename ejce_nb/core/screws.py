@@ -25,10 +25,11 @@ assert LANES == 4          # the lane function amounts below are written for fou
 
 
 @jit(forceinline=True)
-def screw_position(m, r, s, i, q, t):
+def screw_position(m, r, s, i, q, t, full):
     """X_i and S_i of a product of elementary motions T_0 T_1 ... T_{n-1}: walking from the last
     motion to the first, H = T_{m+1} ... T_{n-1} (the pose of C in the frame motion m moves),
-    S_m = Ad(H^-1) [a_m; 0] for a rotation, [0; R_H^T a_m] for a translation."""
+    S_m = Ad(H^-1) [a_m; 0] for a rotation, [0; R_H^T a_m] for a translation.  ``full``: the
+    model's kind of paths (``ejce``): None compiles no function amount."""
     qs = m.jnt_qadr[i]
     m0 = m.jnt_madr[i]
     nm = m.jnt_nmot[i]
@@ -42,7 +43,7 @@ def screw_position(m, r, s, i, q, t):
         if c >= 0:
             f = m.mot_scale[k] * get(q, qs + c)
         else:
-            f = function_amount(m, r, s, i, q, t, k, Z)
+            f = function_amount(m, r, s, i, q, t, k, Z, full)
         if m.mot_kind[k] == C.MOTION_ROT:
             if first:
                 st6(r.mS, k, a + ZERO3)
@@ -81,7 +82,7 @@ def screw_position(m, r, s, i, q, t):
                     st6(r.S, vs + j, axpy6(g, Sk, ld6(r.S, vs + j)))
 
 
-def _function_amount(m, r, s, i, q, t, k, Z):
+def _function_amount(m, r, s, i, q, t, k, Z, full):
     """The amount of motion k, a function of the coordinates and time evaluated on jets along
     u = 0: value, and its gradient into r.mg[k] (one Poly or Spline term of a coordinate: by
     ``function1``, in plain numbers)."""
@@ -100,7 +101,7 @@ def _function_amount(m, r, s, i, q, t, k, Z):
     return fj[0]
 
 
-def _function_rates(m, r, i, q, v, t, k, Z):
+def _function_rates(m, r, i, q, v, t, k, Z, full):
     """(first, second derivative along the motion) of motion k's function amount (one Poly or
     Spline term of a coordinate: from its derivatives the position stage recorded)."""
     c = simple_coord(m.jnt_params, m.mot_fadr[k])
@@ -119,7 +120,7 @@ def _simple_rates(m, r, i, v, k, c):
     return load_row(r.mg, k, c) * w, get(r.mh, k) * w * w
 
 
-def _lane_function_amount(m, r, s, i, q, t, k, Z):
+def _lane_function_amount(m, r, s, i, q, t, k, Z, full):
     # lane models' function amounts are all one Poly or Spline term of a coordinate: each lane
     # as ``_function_amount`` computes it
     p = m.mot_fadr[k]
@@ -136,31 +137,54 @@ def _lane_function_amount(m, r, s, i, q, t, k, Z):
     return pack(f0, f1, f2, f3)
 
 
-def _lane_function_rates(m, r, i, q, v, t, k, Z):
+def _lane_function_rates(m, r, i, q, v, t, k, Z, full):
     return _simple_rates(m, r, i, v, k, simple_coord(m.jnt_params, m.mot_fadr[k]))
 
 
-def function_amount(m, r, s, i, q, t, k, Z):
-    return _function_amount(m, r, s, i, q, t, k, Z)
+def _no_amount(m, r, s, i, q, t, k, Z, full):
+    # a model of the kind PATHS_SCREWS has no function amount: never called
+    return Z
 
 
-def function_rates(m, r, i, q, v, t, k, Z):
-    return _function_rates(m, r, i, q, v, t, k, Z)
+def _no_rates(m, r, i, q, v, t, k, Z, full):
+    return Z, Z
+
+
+def function_amount(m, r, s, i, q, t, k, Z, full):
+    """The amount of motion k, a function of the coordinates and time (``_function_amount``; a
+    group's lanes: ``_lane_function_amount``); not compiled for a model whose ``full`` is None."""
+    if full is None:
+        return _no_amount(m, r, s, i, q, t, k, Z, full)
+    return _function_amount(m, r, s, i, q, t, k, Z, full)
+
+
+def function_rates(m, r, i, q, v, t, k, Z, full):
+    if full is None:
+        return _no_rates(m, r, i, q, v, t, k, Z, full)
+    return _function_rates(m, r, i, q, v, t, k, Z, full)
+
+
+def _lanes(q):
+    return isinstance(q, types.Array) and q.ndim == 2
 
 
 @overload(function_amount)
-def _ov_amount(m, r, s, i, q, t, k, Z):
-    # the lane kernels take only models whose amounts are scale * coordinate
-    return _lane_function_amount if isinstance(q, types.Array) and q.ndim == 2 else _function_amount
+def _ov_amount(m, r, s, i, q, t, k, Z, full):
+    if isinstance(full, types.NoneType):
+        return _no_amount
+    # the lane kernels take only models whose function amounts are one term of a coordinate
+    return _lane_function_amount if _lanes(q) else _function_amount
 
 
 @overload(function_rates)
-def _ov_rates(m, r, i, q, v, t, k, Z):
-    return _lane_function_rates if isinstance(q, types.Array) and q.ndim == 2 else _function_rates
+def _ov_rates(m, r, i, q, v, t, k, Z, full):
+    if isinstance(full, types.NoneType):
+        return _no_rates
+    return _lane_function_rates if _lanes(q) else _function_rates
 
 
 @jit(forceinline=True)
-def screw_velocity(m, r, i, q, v, t):
+def screw_velocity(m, r, i, q, v, t, full):
     """vJ = sum_m f'_m S_m and cJ = sum_m f''0_m S_m + sum_{m<n} f'_m f'_n (S_m x S_n), summed from
     the last motion, with V the twist of the motions after m."""
     vs = m.jnt_dofadr[i]
@@ -175,7 +199,7 @@ def screw_velocity(m, r, i, q, v, t):
         if c >= 0:
             fd = m.mot_scale[k] * get(v, vs + c)
         else:
-            fd, f2 = function_rates(m, r, i, q, v, t, k, Z)
+            fd, f2 = function_rates(m, r, i, q, v, t, k, Z, full)
             cJ = axpy6(f2, Sk, cJ)
         if k != last:
             cJ = axpy6(fd, crm(Sk, V), cJ)

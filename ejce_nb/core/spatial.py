@@ -67,21 +67,25 @@ from .rowops import ld3, ld6, ld9, ld21, st3, st6, st9, st21, add21  # noqa: E40
 # ---------------------------------------------------------------------------- 3-vectors, 3x3
 @jit
 def cross(a, b):
+    """a x b for 3-vectors."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 @jit
 def add(a, b):
+    """a + b for 3-vectors."""
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @jit
 def sub(a, b):
+    """a - b for 3-vectors."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 @jit
 def scale3(s, a):
+    """s a for a number s and a 3-vector a."""
     return (s * a[0], s * a[1], s * a[2])
 
 

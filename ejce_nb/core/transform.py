@@ -31,8 +31,10 @@ def check_vector(v, what, n=3):
 
 
 class Transform:
-    """Placement of a frame in its parent: ``rotation`` maps the frame's axes into the parent's,
-    ``translation`` is the frame's origin in the parent."""
+    """Placement of a frame in its parent: ``rotation`` (3 x 3, default identity) maps the frame's
+    axes into the parent's (its columns are the frame's axes seen from the parent; proper and
+    orthonormal to 1e-9), ``translation`` (3,, default zero) is the frame's origin in the parent.
+    ``A @ B`` composes (B placed in A), ``inverse()`` inverts."""
 
     __slots__ = ("rotation", "translation")
 

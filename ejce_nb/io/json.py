@@ -1,6 +1,6 @@
-"""The JSON form of a model (``Model.to_json`` / ``Model.from_json``, docs/API.md "Building a
-model"): writing a model's document, and reading one strictly into a ``ModelBuilder`` whose errors
-name the path in the file.
+"""The JSON form of a model (``Model.to_json`` / ``Model.from_json``; ``Model``'s docstring states
+it for users): writing a model's document, and reading one strictly into a ``ModelBuilder`` whose
+errors name the path in the file.
 
 The Model methods ``to_dict``, ``to_json``, ``from_dict`` and ``from_json`` are defined here and
 attached to the class below: reading a document needs the builder, which builds a Model, so the

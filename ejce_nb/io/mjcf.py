@@ -4,55 +4,7 @@
 angle/eulerseq/inertiafromgeom, mesh inertias, balanceinertia, ...) and ``from_mujoco`` maps the
 *compiled* tables of an ``mujoco.MjModel`` onto an ``ej.Model``; no MJCF is parsed here.
 
-Mapping (docs/API.md, "Loading MJCF", says the same for users):
-  * MuJoCo body b is body b (same numbering, parents before children; body 0 is the world), with
-    the same frame.  Its inertia: mass ``body_mass``, centre of mass ``body_ipos``, rotational
-    inertia ``R(body_iquat) diag(body_inertia) R^T`` (body axes).
-  * A body's joints (``body_jntadr``, ``body_jntnum``) become its one joint, P being the body's
-    placement in its parent (``body_pos``, ``body_quat``) times the first joint's anchor, C the
-    last joint's anchor (``jnt_pos``) in the body:
-      - no joint: Fixed (MuJoCo welds the body to its parent);
-      - free: Free("quaternion") with P = C = identity: q = [p world; w x y z] and
-        v = [p rates, world axes; angular velocity, body axes], MuJoCo's qpos and qvel;
-      - ball: Spherical("quaternion"), q the quaternion (w x y z), v the angular velocity in
-        body axes;
-      - hinge / slide: Revolute / Prismatic about / along ``jnt_axis`` through ``jnt_pos``, in
-        body axes.  MuJoCo turns (moves) the body by qpos - qpos0 (qpos0 = the joint's ``ref``):
-        P carries the turn (shift) by -ref, so q is MuJoCo's qpos, not qpos - ref;
-      - several hinges and slides in one body: one Composite joint with MuJoCo's sequence, each
-        motion about (along) its axis through its anchor in the frame the previous ones moved
-        to; q and v are MuJoCo's, in its order.  A ball among several joints is refused.
-  * ``dof_armature`` -> ``Model.dof_armature``; ``dof_damping`` -> ``dof_damping``;
-    ``jnt_stiffness`` and ``qpos_spring`` -> ``dof_stiffness``, ``dof_springref`` (hinge, slide
-    and the translation of a free joint; a spring on a quaternion rotation is left out);
-    ``jnt_range`` where ``jnt_limited`` -> ``q_lower``, ``q_upper`` (hinge and slide; a ball's cone
-    limit is left out); ``opt.gravity`` (zero when gravity is disabled) -> ``gravity``.
-  * each site k is a named frame (``Model.frame_names``) on body ``site_bodyid`` at ``site_pos``,
-    ``site_quat``; its name is MuJoCo's (``site<k>`` when unnamed; ``_site`` appended where a body
-    has the name).
-  * names: MuJoCo's body and joint names (``body<b>`` / ``joint<j>`` for unnamed ones); a
-    Composite joint is named by its joints' names joined with ``+``; ``coordinate_names`` are
-    MuJoCo's joint names (``name[k]`` for the entries of a ball or free joint).
-  * every active ``<equality joint=...>`` is exact, whatever body its joints sit in: joint1
-    becomes q1 = q1_0 + sum_k c_k (q2 - q2_0)^k of joint2 (``polycoef``), a coupler
-    (``ModelBuilder.add_coupler``; a mimic joint, ``Model.joint_mimic``, when linear and both
-    joints are one-coordinate joints) with no coordinate of its own; a chain of equalities
-    (joint2 itself coupled) is composed into one polynomial of the joint at its end; an equality
-    without joint2 fixes joint1 at q1_0 + c0 (its motion becomes constant; summary() says so).  A
-    cycle of equalities, or a joint that is joint1 of two, is a ``ModelError`` naming them.  A
-    linearly coupled joint's armature, damping and stiffness move to the joint it follows (times
-    the slope squared, as the reduced dynamics have them); a nonlinearly coupled joint keeps its
-    armature (``Model.coupled_armature``: M = G^T (M_full + diag(armature)) G, the bias with
-    G^T diag(armature) Gdot v, MuJoCo's reduced dynamics), its damping and stiffness are left out
-    (noted), as are the limits of coupled and fixed joints.
-  * active ``<equality connect>`` / ``<equality weld>`` -> exact loop closures (``Model.loops``;
-    MuJoCo's are soft): between bodies, connect a spherical closure at its two anchors, weld a
-    Fixed closure at the relative pose MuJoCo compiled (``relpose`` or the pose at qpos0); between
-    sites (``site1``, ``site2``), connect a spherical closure of the sites' origins, weld a Fixed
-    closure of their frames.
-  * left out, listed in one ``MJCFWarning`` and in ``Model.notes`` (``summary()``): contacts,
-    actuators, tendons, inactive connect / weld and tendon or flex equalities, gravity
-    compensation, flex, friction loss, fluid forces and the rest.
+The mapping from MuJoCo's compiled tables to the model is stated in ``from_mujoco``'s docstring.
 """
 import math
 import os
@@ -70,8 +22,8 @@ from ..core.transform import Transform, rot_axis_angle
 
 class MJCFWarning(UserWarning):
     """``load_mjcf`` / ``from_mujoco`` left parts of the MuJoCo model out (they are not rigid
-    tree dynamics): ``source`` is the file, ``notes`` the list of what was left out (also
-    ``Model.notes``)."""
+    tree dynamics): a ``UserWarning`` with ``source`` (the file) and ``notes`` (the list of what
+    was left out, also ``Model.notes``); none with ``warn=False``."""
 
     def __init__(self, message, source=None, notes=()):
         super().__init__(message)
@@ -83,7 +35,7 @@ def _mujoco():
         import mujoco
     except ImportError:
         raise ImportError("reading MJCF needs MuJoCo's compiler: pip install mujoco "
-                          "(or ejce_nb[mjcf])") from None
+                          '(or the mjcf extra: pip install ".[mjcf]")') from None
     return mujoco
 
 
@@ -92,8 +44,12 @@ def load_mjcf(path_or_xml, assets=None, warn=True):
 
     MuJoCo's compiler reads the file (``mujoco.MjModel.from_xml_path``, or ``from_xml_string``
     with ``assets``, a dict {file name: bytes} for meshes and includes of text), and
-    ``from_mujoco`` maps the compiled model.  A file MuJoCo refuses, or cannot find, raises
-    ``ej.ModelError`` with MuJoCo's message and the file's name."""
+    ``from_mujoco`` maps the compiled model (its docstring has the mapping): MuJoCo's own
+    compiler handles defaults, includes, ``<compiler>`` settings (angle, eulerseq,
+    inertiafromgeom, balanceinertia, ...) and mesh inertias.  Needs the optional ``mujoco``
+    package (``pip install ".[mjcf]"``; without it an ``ImportError``).  A file MuJoCo
+    refuses (bad XML, a missing mesh or include) and a missing file raise ``ej.ModelError`` with
+    MuJoCo's message and the file's name.  ``warn``: as for ``from_mujoco``."""
     mujoco = _mujoco()
     if isinstance(path_or_xml, bytes):
         path_or_xml = path_or_xml.decode("utf-8", errors="replace")
@@ -220,11 +176,39 @@ def _closure(mj, e, label, connect, sites):
 
 
 def from_mujoco(mjmodel, source=None, warn=True):
-    """The ``ej.Model`` of a compiled ``mujoco.MjModel`` (see the module's mapping).
+    """The ``ej.Model`` of a compiled ``mujoco.MjModel``: its *compiled* tables are mapped (no MJCF
+    is parsed here); ``source`` names it in messages.
 
-    What is not rigid tree dynamics (contacts, actuators, tendons, most equalities, ...) is left
-    out, listed in ``Model.notes`` and, with ``warn=True``, in one ``ej.MJCFWarning``.  A tree
-    the library cannot hold (a ball joint among several joints of one body) raises
+    | MuJoCo (compiled) | ``ej.Model`` |
+    |---|---|
+    | body b, ``body_parentid`` | body b (same order), its parent; body 0 is the world |
+    | ``body_pos``, ``body_quat`` | the body's placement in its parent (in P, with the first joint's anchor) |
+    | ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` | mass, COM, ``R(iquat) diag(inertia) R(iquat)^T`` in body axes |
+    | no joint | ``Fixed`` |
+    | ``free`` (top-level bodies only) | ``Free("quaternion")``, P = C = identity: q ``[p world; w x y z]``, v ``[p rates world; omega body axes]`` |
+    | ``ball`` at ``jnt_pos`` | ``Spherical("quaternion")`` about the anchor: q ``[w x y z]``, v omega in body axes |
+    | ``hinge`` / ``slide``, ``jnt_axis``, ``jnt_pos``, ``ref`` | ``Revolute`` / ``Prismatic`` about / along the axis through the anchor (body axes); q is MuJoCo's qpos (P carries the turn by -ref) |
+    | several hinges / slides in one body | one ``Composite`` joint named ``"j1+j2+..."``: MuJoCo's sequence, each motion about its axis through its anchor in the frame the previous moved; q, v are MuJoCo's in its order (joints at different anchors, or a ``ref`` on a joint after the first, add constant motions: batches of such a model run state by state rather than four at a time) |
+    | ``dof_armature``, ``dof_damping`` | ``dof_armature``, ``dof_damping`` |
+    | ``jnt_stiffness``, ``qpos_spring`` | ``dof_stiffness``, ``dof_springref`` (hinge, slide, a free joint's translation) |
+    | ``jnt_range`` where ``jnt_limited`` | ``q_lower``, ``q_upper`` (hinge, slide) |
+    | ``opt.gravity`` | ``gravity`` (0 when the file disables gravity) |
+    | names | ``body_names``, ``joint_names``, ``coordinate_names`` (``name[k]`` for ball and free entries); unnamed: ``body<b>``, ``joint<j>`` |
+    | site k: ``site_bodyid``, ``site_pos``, ``site_quat`` | a named frame (``frame_names``) on that body at that placement, named as in MuJoCo (``site<k>`` unnamed, ``_site`` appended where a body has the name): ``frame_pose`` is MuJoCo's ``site_xmat``, ``site_xpos``, ``frame_jacobian(..., "local_world_aligned")`` its ``mj_jacSite`` |
+    | active ``<equality joint>`` with ``polycoef`` linear (c2 = c3 = c4 = 0), both one-coordinate joints | joint1 a mimic of joint2 (``Model.joint_mimic``): ``q1 = q1_0 + c0 + c1 (q2 - q2_0)`` (no coordinate of its own; its armature, damping and stiffness move to joint2 times c1^2) |
+    | the same with c2, c3 or c4 nonzero | an exact coordinate coupler (``ModelBuilder.add_coupler``): ``q1 = q1_0 + sum_k c_k (q2 - q2_0)^k``, eliminated from q and v; joint1's armature is kept and acts through the coupler (``model.coupled_armature``: MuJoCo's ``G^T diag(armature) G`` and its bias), its damping and stiffness are left out (noted) |
+    | every active ``<equality joint>``, in any body (several joints to a body included) and in chains (joint1 coupled to a joint that is itself coupled: composed into one polynomial of the joint at the chain's end) | as above; an equality without ``joint2`` fixes joint1 at ``q1_0 + c0`` (its motion becomes constant; noted); a cycle of couplings, or a joint made dependent by two equalities, is an ``ej.ModelError`` naming the equalities |
+    | active ``<equality connect>`` / ``<equality weld>`` between bodies or between sites (``site1``, ``site2``) | exact loop closures (``Model.loops``; MuJoCo's are soft): connect a spherical closure joining the two anchors (site origins), weld a fixed closure joining the two frames (MuJoCo's compiled relative pose: ``relpose`` or the pose at qpos0) |
+
+    So q and v are MuJoCo's ``qpos`` and ``qvel`` (without coupled joints); ``model.neutral()``
+    (zero angles, unit quaternions) is not MuJoCo's ``qpos0`` when joints have a ``ref`` or a free
+    body sits away from the origin.  The limits of coupled and fixed joints are left out.
+
+    Not loaded, since they are not rigid tree dynamics: contacts, actuators, tendons, inactive
+    connect / weld equalities and tendon or flex equalities, gravity compensation, flex, friction
+    loss, fluid forces, a ball joint's cone limit and springs on quaternion rotations.  What a
+    model had of them is listed in ``Model.notes`` (``summary()``) and, with ``warn=True``, in
+    one ``ej.MJCFWarning``.  A ball joint among several joints of one body is an
     ``ej.ModelError`` naming the body."""
     mujoco = _mujoco()
     mj = mjmodel

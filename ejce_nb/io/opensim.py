@@ -4,45 +4,8 @@ couplers, read with expat without namespace processing (``xmltree``: OpenSim's e
 with C++ scopes, ``HuntCrossleyForce::ContactParametersSet``, are legal XML names; OpenSim itself
 is not needed).
 
-Mapping (OpenSim -> ejce_nb):
-  * ``Ground`` -> body 0 (the world); each ``Body`` -> a body with OpenSim's ``mass``,
-    ``mass_center`` and ``inertia`` (Ixx Iyy Izz Ixy Ixz Iyz about the centre of mass, body
-    axes); ``gravity`` -> the model's gravity.
-  * A joint's parent and child frames (a ``PhysicalOffsetFrame`` of its ``frames``, or a body)
-    -> ``placement`` (P in the parent body) and ``child_placement`` (C in the child body); an
-    offset frame's ``orientation`` is a body-fixed X-Y-Z Euler sequence, R = Rx Ry Rz.
-  * ``CustomJoint`` -> ``Composite``: its three translation axes (``translation1..3``, along
-    axes of P) then its three rotations (``rotation1..3``, each about its axis in the frame the
-    previous rotations moved to), each amount a function of the joint's coordinates (OpenSim's
-    ``SpatialTransform``); axes need not be orthogonal.  ``PinJoint`` -> ``Revolute`` about z;
-    ``SliderJoint`` -> ``Prismatic`` along x; ``UniversalJoint`` -> rotations about x then
-    the moved y; ``PlanarJoint`` (rz, tx, ty) -> translations along x, y then a rotation about
-    z; ``GimbalJoint``, ``BallJoint`` (rx, ry, rz: body-fixed X-Y-Z) and ``FreeJoint`` (rx, ry,
-    rz, tx, ty, tz; translations in P) -> ``Composite``; ``WeldJoint`` -> ``Fixed``.  Each
-    joint's coordinates keep OpenSim's order; their velocities are the coordinate rates (for
-    ``BallJoint`` and ``FreeJoint``, whose OpenSim speeds are angular velocities, this is the
-    one difference: the same mechanism, other velocity variables).  ``EllipsoidJoint`` ->
-    ``Ellipsoid`` (velocities the angle rates; OpenSim's are the angular velocity in P).
-    A transform axis of several coordinates (``MultivariatePolynomialFunction``) reads them in
-    the order the axis lists them.
-  * ``Coordinate`` -> a coordinate named as in the file (``model.coordinate_names``), its
-    ``default_value`` in ``model.neutral()``, its ``range`` as limits.  ``locked`` coordinates are
-    fixed at their default value (``locked="fixed"``; ``"free"`` keeps them as coordinates).
-    ``prescribed`` coordinates with a ``prescribed_function`` leave q: the transform axes linear
-    in them take that function of time instead (``prescribed="time"``; ``"free"`` keeps them).
-  * ``CoordinateCouplerConstraint`` (enforced) -> a coupler (``ModelBuilder.add_coupler``):
-    the dependent coordinate is eliminated exactly.
-  * Functions: ``opensim_fn``.
-  * Named frames (``Model.frame_names``): each joint's ``PhysicalOffsetFrame`` (OpenSim 4
-    format) by its OpenSim path ``/jointset/<joint>/<frame>``, and each ``Marker`` by its name
-    (``_marker`` appended where a body has it), on the body it is fixed on.
-  * Not loaded (a rigid-body model cannot hold them), reported by one ``OpenSimWarning`` and in
-    ``model.summary()``: forces (muscles, ligaments, actuators, contact forces such as
-    ``HuntCrossleyForce`` and ``ElasticFoundationForce``), contact geometry, probes, controllers,
-    constraints other than couplers and loop closures (an enforced one is said to leave its
-    freedoms free).  Errors name the file, the element and its line.
-  * ``PointConstraint`` (enforced) -> a spherical loop closure at its two locations;
-    ``WeldConstraint`` -> a Fixed loop closure of its two frames (``ModelBuilder.add_loop``).
+The mapping from OpenSim's elements to the model is stated in ``load_opensim``'s docstring; the
+functions are read by ``opensim_fn``.
 """
 import warnings
 
@@ -58,7 +21,9 @@ from .urdf import InertiaWarning
 
 
 class OpenSimWarning(UserWarning):
-    """What an OpenSim file holds that the model leaves out (``left_out``: {kind: count})."""
+    """What an OpenSim file holds that the model leaves out (forces, contact geometry, probes,
+    controllers, other constraints): a ``UserWarning`` with ``left_out`` ({kind: count}); also in
+    ``Model.notes``."""
 
     def __init__(self, message, left_out=None):
         super().__init__(message)
@@ -66,15 +31,56 @@ class OpenSimWarning(UserWarning):
 
 
 def load_opensim(path, locked="fixed", prescribed="time", strict=False, balance_inertia=False):
-    """Load an OpenSim model (``.osim`` path, or the XML text) as an ``ej.Model`` (see the
-    module's mapping).  ``locked``: ``"fixed"`` welds locked coordinates at their default value,
-    ``"free"`` keeps them as coordinates.  ``prescribed``: ``"time"`` makes each prescribed
-    coordinate with a ``prescribed_function`` that function of time (a rheonomic joint; the
-    coordinate leaves q), ``"free"`` keeps it as a coordinate.  Inertias that break the triangle inequality (common
-    in published models) are kept as written with an ``ej.InertiaWarning``; ``strict=True``
-    refuses them, ``balance_inertia=True`` balances them (as ``load_urdf``).  What the model
-    leaves out is reported by one ``ej.OpenSimWarning`` and in ``model.summary()``.  Errors
-    (``ej.ModelError``) name the file and the element."""
+    """Load an OpenSim model file (``.osim``, OpenSim 4 format or the 3.3 format with joints
+    inside their bodies; or the XML text itself, a string starting with ``<``) as an
+    ``ej.Model``.  The file is read with expat without namespace processing, as OpenSim reads it
+    (element names such as ``HuntCrossleyForce::ContactParametersSet`` load; OpenSim itself is
+    not needed).  Body 0 is OpenSim's ground; ``body_names`` and ``joint_names`` are OpenSim's,
+    and ``coordinate_names`` / ``velocity_names`` its coordinate names.
+
+    ``locked``: ``"fixed"`` welds locked coordinates at their default value, ``"free"`` keeps
+    them as coordinates.  ``prescribed``: ``"time"`` makes each prescribed coordinate with a
+    ``prescribed_function`` that function of time (a rheonomic joint; the coordinate leaves q),
+    ``"free"`` keeps it as a coordinate.  Inertias that are not physically consistent (common in
+    published models) are kept as written with an ``ej.InertiaWarning`` naming the file and
+    body; ``strict=True`` refuses them, ``balance_inertia=True`` balances them (as
+    ``load_urdf``).  Each joint's coordinates keep OpenSim's order.
+
+    | OpenSim | ejce_nb |
+    |---|---|
+    | ``Body`` ``mass``, ``mass_center``, ``inertia`` (Ixx Iyy Izz Ixy Ixz Iyz about the COM, body axes) | ``mass``, ``com``, ``inertia`` |
+    | ``gravity`` | ``gravity`` |
+    | joint ``socket_parent_frame`` / ``socket_child_frame`` (``PhysicalOffsetFrame``: ``translation``, ``orientation`` = body-fixed X-Y-Z Euler angles, R = Rx Ry Rz; or a body) | ``placement`` / ``child_placement`` |
+    | ``CustomJoint`` (``SpatialTransform``) | ``Composite``: ``translation1..3`` along their axes of P, then ``rotation1..3`` about their axes, each in the frame the previous rotations moved to; each amount a function of the joint's coordinates; axes need not be orthogonal; leading constant motions go into ``placement`` |
+    | ``PinJoint``, ``SliderJoint`` | ``Revolute`` about z, ``Prismatic`` along x |
+    | ``UniversalJoint`` (rx, ry), ``PlanarJoint`` (rz, tx, ty), ``GimbalJoint`` (X-Y-Z body-fixed) | ``Composite`` (rotation about x then the moved y; translations along x, y then rotation about z; three rotations) |
+    | ``BallJoint`` (rx, ry, rz), ``FreeJoint`` (rx, ry, rz, tx, ty, tz) | ``Composite`` of the same poses, with OpenSim's coordinates; **velocities are the coordinate rates** (OpenSim's speeds are angular velocities) |
+    | ``EllipsoidJoint`` (rx, ry, rz; ``radii_x_y_z``) | ``Ellipsoid(radii)``; **velocities are the angle rates** (OpenSim's speeds are the angular velocity in P: u = E(q) qd, tau = E^T tau_OpenSim) |
+    | 3.3 format: a ``Body``'s ``Joint`` (``parent_body``, ``location_in_parent``, ``orientation_in_parent``, ``location``, ``orientation``, ``CoordinateSet``), ``inertia_xx`` ... ``inertia_yz``, a transform axis' ``<function>``, a constraint's ``isDisabled`` | the same as their OpenSim 4 counterparts (``reverse`` joints are refused) |
+    | ``WeldJoint`` | ``Fixed`` |
+    | a joint's ``PhysicalOffsetFrame``s (OpenSim 4 format) | named frames ``/jointset/<joint>/<frame>`` (OpenSim's path) on their bodies |
+    | ``MarkerSet`` ``Marker`` (``socket_parent_frame`` a body, the ground or such an offset frame; 3.3: ``body``), ``location`` | a named frame of the marker's name (``_marker`` appended where a body has it) at the location, in its parent frame's axes |
+    | ``Coordinate`` ``default_value``, ``range``, ``locked`` | ``neutral()``, ``q_lower`` / ``q_upper``; locked ones welded at their default value (``locked="free"`` keeps them) |
+    | ``Coordinate`` ``prescribed`` with a ``prescribed_function`` (of time) | the coordinate leaves q and its joint moves with time (rheonomic; ``t`` of every algorithm): each transform axis linear in it takes the function of time in its place (a nonlinear function of a prescribed coordinate is refused); ``prescribed="free"`` keeps it as a coordinate; prescribed without a function: a coordinate (noted) |
+    | ``CoordinateCouplerConstraint`` (enforced) | a coupler (``ModelBuilder.add_coupler``; ``scale_factor`` its scale): the dependent coordinate is eliminated exactly |
+    | ``PointConstraint``, ``WeldConstraint`` (enforced) | a spherical loop closure at its two locations; a Fixed loop closure of its two frames (``ModelBuilder.add_loop``) |
+    | ``Constant``, ``LinearFunction`` (slope, intercept), ``PolynomialFunction`` (highest power first), ``SimmSpline`` and ``NaturalCubicSpline`` (OpenSim reads both as ``SimmSpline``), ``PiecewiseLinearFunction``, ``MultiplierFunction`` | ``fn.Linear``, ``fn.Poly``, ``fn.Spline(end="simm")``, ``fn.PiecewiseLinear``, the function scaled |
+    | ``MultivariatePolynomialFunction`` (``dimension``, ``order``, ``coefficients``: every monomial of total degree <= order, the first argument's power in the outer loop) on a transform axis or coupler of several coordinates (in the order ``coordinates`` lists them; locked ones at their default value) | ``fn.MultiPoly`` (exact to second derivatives; OpenSim's own evaluates it to first derivatives only, so its ``InverseDynamicsSolver`` leaves out the function's second-derivative terms) |
+    | ``Sine`` (amplitude, omega, phase, offset) as a ``prescribed_function``; the one-argument functions above of time | ``fn.Harmonic`` + ``fn.TimePoly``; ``coord="t"`` |
+
+    Refused with an ``ej.ModelError`` naming the file, the joint or constraint and the element
+    (and its line): other joint kinds (``ScapulothoracicJoint``, ...), other functions
+    (``StepFunction``, ``GCVSpline``, ...), a function of one argument given several
+    coordinates, a ``MultivariatePolynomialFunction`` whose ``dimension`` is not its number of
+    coordinates, locked or prescribed coordinates of an ``EllipsoidJoint``, malformed XML,
+    missing frames or bodies, bodies without a joint, a body with two joints (a closed loop of
+    joints), splines with unordered knots, couplers
+    naming unknown, locked or prescribed coordinates.  Not loaded (a rigid-body model does not
+    hold them) and reported by one ``ej.OpenSimWarning`` (``left_out``: {kind: count}) and in
+    ``model.summary()`` / ``model.notes``: forces (muscles, actuators, ligaments, contact forces
+    such as ``HuntCrossleyForce`` and ``ElasticFoundationForce``), contact geometry, probes,
+    controllers, constraints other than couplers and loop closures (an enforced one is said to
+    leave its freedoms free)."""
     if locked not in ("fixed", "free"):
         raise ModelError(f'load_opensim: locked must be "fixed" or "free", got {locked!r}')
     if prescribed not in ("time", "free"):

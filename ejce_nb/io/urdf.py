@@ -1,37 +1,6 @@
 """Loading URDF robot descriptions into an ``ej.Model`` (standard library XML parser only).
 
-Mapping (the README's "Loading URDF" says the same for users):
-  * each ``<link>`` is a body of the same name; its frame is the body frame.  ``<inertial>``:
-    the COM is the inertial origin's ``xyz`` and the inertia tensor, given in the inertial frame,
-    is turned into link axes by the origin's ``rpy``.  A link without ``<inertial>`` is massless.
-    A tensor that is not physically consistent (``builder.inertia_defect``) is kept as written with
-    an ``InertiaWarning``, refused (``strict=True``) or balanced (``balance_inertia=True``).
-  * each ``<joint>`` is the joint of its child link, with the same name.  The joint ``<origin>`` is
-    the inboard frame P in the parent link; the child link frame is the joint frame, so the
-    outboard frame C is the identity (except for planar joints, below).
-  * ``revolute`` and ``continuous`` -> Revolute(axis); ``prismatic`` -> Prismatic(axis);
-    ``fixed`` -> Fixed(); ``floating`` -> Free("quaternion"); ``planar`` -> Planar() turned so
-    that its plane is normal to the axis: P = origin * E and C = E with E the smallest rotation
-    taking z onto the axis (so q = [x, y, angle] along E's x and y axes, angle about the axis).
-  * ``<limit>`` lower/upper (default 0, as the URDF specification says; none for continuous
-    joints), velocity and effort (none when absent) are kept as the model's limits.
-  * ``<dynamics damping="...">`` of a revolute, continuous or prismatic joint is kept as the
-    joint's viscous damping (``Model.dof_damping``, used by ``ej.simulate``); ``friction`` is
-    ignored (Coulomb friction is not modelled), as is ``<dynamics>`` on other joints.  A mimic
-    joint (no velocity of its own) hands its damping and rotor inertia to the joint it follows,
-    times the multiplier squared (its share of the reduced dynamics).
-  * ``<mimic>`` (mimic=True): the joint follows the other joint's coordinate with no coordinate
-    of its own (``Model.joint_mimic``); chains of mimic joints are composed.  On a fixed joint it
-    is ignored; mimic=False ignores every ``<mimic>``.
-  * The root link is fixed to the world (``floating_base=None``) by a Fixed joint named
-    ``root_joint``, or floats on a Free joint of that name.  A root link named ``world`` is the
-    world itself.  Bodies are numbered depth-first, children in the order of their joints in the
-    file.  A joint whose parent is ``world`` with no ``<link name="world">`` in the file is
-    attached to the world (as Drake and MuJoCo read it).
-  * a ``<transmission>``'s ``<actuator>`` with ``<drake:rotor_inertia value=...>`` (and
-    ``<drake:gear_ratio value=...>``, default 1) gives its ``<joint>`` the armature
-    rotor_inertia * gear_ratio^2 (``Model.dof_armature``), Drake's reflected rotor inertia.
-  * ``<visual>``, ``<collision>``, the rest of transmissions etc. are ignored.
+The mapping from URDF elements to the model is stated in ``load_urdf``'s docstring.
 """
 import warnings
 import xml.etree.ElementTree as ET
@@ -82,8 +51,43 @@ def load_urdf(path, floating_base=None, mimic=True, strict=False, balance_inerti
     reported by an ``ej.InertiaWarning`` naming the file and the link; ``strict=True`` refuses
     them (``ej.ModelError``) and ``balance_inertia=True`` replaces each by
     ``builder.balance_inertia`` of it (negative principal moments raised to 0, then the two
-    smaller moments raised equally until I1 + I2 = I3; still with a warning).
-    Malformed files raise ``ej.ModelError`` naming the file, the link or joint and the element.
+    smaller moments raised equally until I1 + I2 = I3; still with a warning; giving both is an
+    ``ej.ModelError``).  Malformed files raise ``ej.ModelError`` naming the file, the link or
+    joint and the element.
+
+    Mapping (URDF -> ``ej.Model``):
+
+    * each ``<link>`` is a body of the same name (``body_names``); its frame is the body frame.
+      ``<inertial>``: the COM is the inertial origin's ``xyz`` and the inertia tensor, given in
+      the inertial frame, is turned into link axes by the origin's ``rpy``.  A link without
+      ``<inertial>`` (or with mass 0 and zero inertia) is massless, and accepted.
+    * each ``<joint>`` is the joint of its child link, with the same name (``joint_names``).  The
+      joint ``<origin>`` is the inboard frame P in the parent link; the child link frame is the
+      joint frame, so the outboard frame C is the identity (except for planar joints, below).
+    * ``revolute`` and ``continuous`` (one angle) -> ``Revolute(axis)``; ``prismatic`` ->
+      ``Prismatic(axis)``; ``fixed`` -> ``Fixed()`` (kept as a body unless ``merge_fixed``);
+      ``floating`` -> ``Free("quaternion")``; ``planar`` -> ``Planar()`` turned so that its plane
+      is normal to the axis: P = origin * E and C = E with E the smallest rotation taking z onto
+      the axis (q = [x, y, angle] along E's x and y axes, angle about the axis).
+    * ``<limit>`` lower / upper (default 0, as the URDF specification says; none for continuous
+      joints), velocity and effort (none when absent) are kept as the model's limits.
+    * ``<dynamics damping="...">`` of a revolute, continuous or prismatic joint is the joint's
+      viscous damping (``Model.dof_damping``, used by ``ej.simulate``); ``friction`` is ignored
+      (Coulomb friction is not modelled), as is ``<dynamics>`` on other joints.
+    * ``<mimic>`` (``mimic=True``): the joint follows the other joint's coordinate with no
+      coordinate of its own (``Model.joint_mimic``; ``mimic=False`` keeps them independent, as
+      most loaders do); chains of mimic joints are composed; a mimic joint hands its damping and
+      rotor inertia to the joint it follows, times the multiplier squared.
+    * the root link is fixed to the world by a Fixed joint named ``root_joint``, or floats on a
+      joint of that name (``floating_base``).  A root link named ``world`` is the world itself; a
+      joint whose parent is ``world`` with no ``<link name="world">`` in the file hangs from the
+      world (as Drake and MuJoCo read it).  Bodies are numbered depth-first, children in the
+      order of their joints in the file.
+    * a ``<transmission>``'s ``<actuator>`` with ``<drake:rotor_inertia value=...>`` (and
+      ``<drake:gear_ratio value=...>``, default 1) gives its joint the armature ``rotor_inertia x
+      gear_ratio^2`` (``Model.dof_armature``), Drake's reflected rotor inertia.
+    * gravity is (0, 0, -9.81).  ``<visual>``, ``<collision>`` (the viewer reads ``<visual>``),
+      the rest of transmissions etc. are not part of the model.
     """
     if strict and balance_inertia:
         raise ModelError("load_urdf: strict=True refuses inconsistent inertias and balance_inertia=True "

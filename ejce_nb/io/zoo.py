@@ -299,8 +299,10 @@ def shipped_path(name):
 
 
 def load(name_or_path, **options):
-    """A shipped model by name (``"arm7"``, see ``SHIPPED``; ``"cartpole.xml"``,
-    ``"knee_patella.osim"``), or a model file: ``.json`` (the ejce_nb format), ``.urdf``
+    """A shipped model by name (``"arm7"``, ``"humanoid"``, ``"knee"``, ``"driven"``,
+    ``"spherical_paper"``, ``"arm7.urdf"``, ``"quadruped.urdf"``, ``"cartpole.xml"``,
+    ``"knee_patella.osim"``; every file of ``shipped_names()``), or a model file: ``.json`` (the
+    ejce_nb format, ``Model.from_json``), ``.urdf``
     (``options`` go to ``load_urdf``), ``.xml`` (MJCF, through ``load_mjcf``, which needs the
     ``mujoco`` package; options go to it) or ``.osim`` (OpenSim; options go to ``load_opensim``)."""
     path = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path

@@ -81,7 +81,29 @@ def _mimic_spec(mimic, joint, who):
 
 
 class ModelBuilder:
-    """Collects bodies and joints; ``build()`` returns the immutable ``ej.Model``."""
+    """Collects bodies, joints, couplers, named frames and loop closures; ``build()`` validates
+    them and returns the immutable ``ej.Model`` (flat structure-of-arrays tables).
+
+    ``gravity``: the world-frame gravitational acceleration.  Bodies may be added in any order
+    that has each parent before its child (not only depth-first); body ``i`` (1, 2, ... in the
+    order added) hangs from its parent by joint ``i``.  An empty builder
+    (``ModelBuilder().build()``) gives the world alone (nq = nv = 0).
+
+    ```python
+    import numpy as np
+    import ejce_nb as ej
+    b = ej.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    i = b.add_body(
+        "upper_arm",                       # unique name
+        parent="world",                    # name or index of an existing body; "world" / 0 is the base
+        joint=ej.joints.Spherical("ZXZ"),  # any joint spec
+        placement=ej.Transform(rotation=np.eye(3), translation=(0.0, 0.0, 1.0)),  # P in the parent frame
+        child_placement=ej.Transform(),    # C in the child frame (default identity)
+        mass=1.2, com=(0.0, 0.0, -0.3), inertia=np.diag([0.04, 0.04, 0.01]),  # about the COM, body axes
+    )                                      # the new body's index (1, 2, ...)
+    model = b.build()
+    ```
+    """
 
     def __init__(self, gravity=(0.0, 0.0, -9.81)):
         self.gravity = check_vector(gravity, "gravity")
@@ -108,7 +130,18 @@ class ModelBuilder:
                  q_lower=None, q_upper=None, v_limit=None, effort_limit=None, mimic=None,
                  inertia_as_written=False, damping=None, stiffness=None, spring_ref=None, armature=None,
                  coordinate_names=None, q_default=None):
-        """Add a body attached to ``parent`` by ``joint``; returns the new body's index.
+        """Add a body attached to ``parent`` by ``joint``; returns the new body's index (1, 2, ...).
+
+        ``name``: unique.  ``parent``: the name or index of a body added before (``"world"`` / 0
+        is the base).  ``joint``: any joint spec (``ej.joints``).  ``placement``: an
+        ``ej.Transform``, the inboard frame P in the parent's body frame; ``child_placement``: the
+        outboard frame C in this body's frame (default identity).  ``mass`` (>= 0; massless
+        bodies are allowed), ``com`` (body axes) and ``inertia`` (3 x 3, about the COM, body
+        axes).  ``joint_name``: unique, default ``"<name>_joint"``.  ``q_lower``, ``q_upper``
+        (one number or one per coordinate of the joint), ``v_limit``, ``effort_limit`` (one number
+        or one per velocity variable): limits (none by default).  Errors (a duplicate name, an
+        unknown or later parent, a negative mass, an invalid inertia, ...) are ``ej.ModelError``
+        naming the body.
 
         ``inertia`` must be physically consistent (symmetric, positive semi-definite, triangle
         inequality; see ``inertia_defect``).  ``inertia_as_written=True`` accepts one that is not,
@@ -130,9 +163,12 @@ class ModelBuilder:
         no stiffness.  The dynamics functions (rnea, aba, ...) leave them out.
 
         ``armature``: rotor inertia of each of the joint's velocity variables (one number for all
-        or one per variable, >= 0), added to the mass matrix's diagonal, M += diag(armature), in
-        every algorithm (MuJoCo's ``armature``; a motor's rotor inertia times its gear ratio
-        squared).  Limits, damping and stiffness of a coupler's dependent coordinate are dropped
+        or one per variable, >= 0; ``Model.dof_armature``): MuJoCo's joint ``armature``, Drake's
+        ``drake:rotor_inertia`` times ``drake:gear_ratio`` squared, a motor's reflected inertia.
+        The joint-space inertia of every algorithm is ``M(q) + diag(armature)``: ``rnea`` adds
+        ``armature qdd``, ``mass_matrix`` its diagonal, the ABA's ``D_i = S_i^T I^A_i S_i +
+        diag(armature_i)``, ``kinetic_energy`` ``1/2 sum_k armature_k qd_k^2``; ``simulate``,
+        batches and sweeps follow.  In JSON: the body's ``"dynamics": {"armature": [...]}``.  Limits, damping and stiffness of a coupler's dependent coordinate are dropped
         (it has no velocity variable of its own); its armature acts through the coupler: the
         reduced mass matrix holds ``G^T diag(armature) G`` and the bias ``G^T diag(armature) Gdot v``
         (``Model.coupled_armature``).
@@ -217,13 +253,38 @@ class ModelBuilder:
 
     def add_coupler(self, dependent, independent, function, scale=1.0):
         """Make a coordinate a function of others: ``q_dependent = scale * function(q_i0, q_i1, ...)``
-        (``function`` an ``ej.fn`` function whose coordinate k is ``independent[k]``).  The
-        dependent coordinate leaves the model's q and v and every algorithm gives the exact
-        reduced dynamics (``ej.couplers``).  A coordinate is named by its joint (name or index;
-        a one-coordinate joint), ``(joint, k)`` (coordinate k of the joint) or a name of
-        ``coordinate_names``; ``independent`` is one coordinate or a list.  Joints may be added
-        after the coupler; ``build()`` checks it (no chains, no cycles, no coordinate coupled
-        twice)."""
+        (``function`` an ``ej.fn`` function whose coordinate k is ``independent[k]``).
+
+        A coordinate is named by its joint (name or index; a one-coordinate joint), ``(joint,
+        k)`` (coordinate k of the joint) or a name of ``coordinate_names``; ``independent`` is one
+        coordinate or a list of 1 to 6.  Joints may be added after the coupler; ``build()``
+        checks it.  Rules (``ej.ModelError`` otherwise, naming the joints): the dependent and
+        independent coordinates are coordinates whose rate is their velocity variable (no unit
+        quaternion; joints with nq = nv); a dependent coordinate is no coupler's independent
+        coordinate and is coupled once (no chains, no cycles); the function does not depend on
+        time.  A mimic joint (``mimic=`` of ``add_body``, URDF ``<mimic>``) is the linear case,
+        ``f = multiplier * q_source + offset``.
+
+        The dependent coordinate leaves q and v; ``model.expanded()`` is the same mechanism with
+        every coordinate (the full one), and ``q_full = phi(q)``, ``v_full = G(q) v``, ``a_full =
+        G(q) a + Gdot(q, v) v`` (``Model.expand``, ``expand_v``, ``expand_a``,
+        ``coupler_jacobian``).  Every algorithm (kinematics, Jacobians, joint terms, rnea, mass
+        matrix, nonlinear effects, aba, energies, simulate, batches, sweeps) gives the exact
+        reduced quantities: ``tau = G^T tau_full(q_full, v_full, a_full)``, ``M = G^T M_full G``,
+        ``h = G^T tau_full(q_full, v_full, Gdot v)``, body Jacobians ``J_full G``; phi, G and
+        ``Gdot v`` are the function's value and derivatives on jets (not finite differences), in
+        one compiled pass over a batch.
+
+        A dependent coordinate keeps its rotor inertia (``armature`` of its ``add_body``, MuJoCo's
+        joint armature): ``Model.coupled_armature`` is put on the full model's ``dof_armature``,
+        so that the reduced mass matrix holds ``G^T diag(armature) G`` and the bias term the
+        matching ``G^T diag(armature) Gdot v``, as MuJoCo's do.  A model with couplers solves
+        forward dynamics through the mass matrix (``aba`` as ``forward_dynamics_crba``);
+        ``ej.simulate`` integrates the model's own coordinates in the same compiled loop as any
+        model, each stage solving ``G^T M_full G qdd = tau - G^T rnea_full(q_full, v_full, Gdot
+        v)`` on ``model.expanded()`` by Cholesky (a singular M stops the run with
+        ``SimulationStatus.SINGULAR_MASS_MATRIX``).  In JSON: the top-level ``"couplers"``
+        (``Model``)."""
         if not isinstance(independent, list):
             independent = list(independent) if (isinstance(independent, tuple) and independent
                                                  and isinstance(independent[0], (tuple, list))) else [independent]
@@ -239,9 +300,23 @@ class ModelBuilder:
     def add_loop(self, name, body_a, body_b, joint=None, placement_a=None, placement_b=None):
         """Close a kinematic loop: frame A (``placement_a`` in ``body_a``) and frame B
         (``placement_b`` in ``body_b``) are held so that the pose of B in A is a pose of ``joint``
-        (any joint spec; default ``Fixed``).  A revolute closure removes five relative freedoms,
-        a spherical one three, ``Fixed`` six, a ``Custom`` joint 6 - nv.  Bodies are names or
-        indices (``"world"`` / 0 allowed); the loop is named ``name``."""
+        (any joint spec with nv < 6; default ``Fixed``).  A revolute closure removes five
+        relative freedoms, a spherical one three, ``Fixed`` six, a ``Custom`` joint 6 - nv.
+        Bodies are names or indices (``"world"`` / 0 allowed); the loop is named ``name``;
+        placements are ``ej.Transform`` in the body frames (default identity).  Returns the
+        loop's index in ``Model.loops``.
+
+        The closure joint's EJCE terms give the constraint exactly, as for a tree joint: the
+        relative twist of B w.r.t. A (A axes, about B's origin), ``t_rel = G(q) v + s``, must lie
+        in the closure joint's motion ``J_c(q_c) v_c + sigma_c``, where the closure coordinates
+        ``q_c`` place B in A (found from the pose by Gauss-Newton on the closure joint alone).
+        With ``N_c`` an orthonormal basis of the complement of range(``J_c``): the velocity
+        constraint is ``Jc v = N_c^T (G v + s - sigma_c) = 0``, the acceleration constraint
+        ``Jc qdd + bc = 0`` with ``bc = N_c^T (gamma - b_c)``, gamma the tree's velocity-product
+        relative acceleration and ``b_c`` the closure joint's EJCE bias at ``(q_c, v_c)``
+        (``ej.loop_terms``).  ``Model.summary()`` and ``ejce-nb info`` list the loops; in JSON,
+        the top-level ``"loops"`` (``Model``).  Loaders: MJCF ``connect`` / ``weld`` equalities
+        (exact here, soft in MuJoCo), OpenSim ``PointConstraint`` / ``WeldConstraint``."""
         if not isinstance(name, str) or not name:
             raise ModelError(f"loop name must be a non-empty string, got {name!r}")
         self._loops = getattr(self, "_loops", [])
@@ -260,8 +335,13 @@ class ModelBuilder:
     def add_frame(self, name, body, placement=None):
         """Name a frame fixed on ``body`` (a name or index; ``"world"`` / 0 allowed) at
         ``placement`` (an ej.Transform in the body frame; default the body frame itself).  Frame
-        names share the body names' name space: ``ej.frame_jacobian``, ``ej.frame_pose`` and the
-        other frame functions take either.  Returns the frame's index in ``Model.frame_names``."""
+        names share the body names' name space (a frame named like a body, or twice, is an
+        ``ej.ModelError``): ``ej.frame_pose``, ``ej.frame_jacobian`` and
+        ``ej.frame_jacobian_dot_v`` take either.  Returns the frame's index in
+        ``Model.frame_names``.  No kernel reads named frames: they cost nothing in the dynamics.
+        In JSON: the top-level ``"frames"`` (``Model``).  Loaders make them of URDF links merged
+        into their parent by fixed joints (``load_urdf(..., merge_fixed=True)``), MJCF sites,
+        OpenSim joint offset frames and markers."""
         if not isinstance(name, str) or not name:
             raise ModelError(f"frame name must be a non-empty string, got {name!r}")
         self._frames = getattr(self, "_frames", [])

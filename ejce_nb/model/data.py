@@ -67,14 +67,54 @@ def _view(name, table, stage, doc):
 
 
 class Data:
-    """Workspace of ``model`` for one state (``batch=None``) or a batch of ``batch`` states.
+    """Preallocated workspace of ``model`` for one state (``batch=None``) or a batch of exactly
+    ``batch`` states (one record per state; ``data.nbytes`` says what it costs); also
+    ``model.data(batch=None)``.
 
-    Named read-only views of what the last computations produced (``VIEWS``; docs/API.md,
-    "Workspaces"): ``joint_rotation``, ``joint_translation``, ``X_rotation``, ``X_translation``,
-    ``S``, ``joint_twist``, ``joint_bias``, ``body_twist``, ``body_acceleration``,
-    ``frame_rotation``, ``frame_origin``, and computed from them ``body_rotation``,
-    ``body_position``; the state they belong to: ``q``, ``qd``, ``qdd``, ``t``; ``computed``
-    lists the stages the record holds."""
+    Every public function that takes ``data=`` (``forward_kinematics``, ``joint_terms``,
+    ``body_jacobian``, ``rnea``, ``nonlinear_effects``, ``mass_matrix``, ``aba``,
+    ``kinetic_energy``, ``potential_energy``, ``center_of_mass``; also the derivatives) reuses it
+    and keeps what it computed there, so that a later stage on the same state does not redo the
+    joint pass; ``forward_dynamics_crba``, ``simulate`` and ``sweep`` take none.  What is kept,
+    tagged with the state ``(q, qd, qdd, t)`` it belongs to: each joint's transform X_i, motion
+    subspace S_i, joint twist and bias, the body twists and accelerations and the world frames.
+    A call on the same state (compared bit for bit) reuses what is there and computes only the
+    rest: ``forward_kinematics`` then ``rnea`` runs only RNEA's force sweep; ``mass_matrix`` then
+    ``nonlinear_effects`` does not evaluate the joints' poses again.  Results are identical to
+    those computed without a ``Data``.  The arrays a function returns with ``data=`` belong to
+    the ``Data`` and are overwritten by its next call of that function (copy them to keep them).
+    A ``Data`` belongs to one model object and one shape: ``ej.Data(model)`` serves single
+    states, ``ej.Data(model, batch=B)`` batches of exactly B states; anything else is a
+    ``ValueError``.  ``data.model``, ``data.batch``.
+
+    Named read-only views of what the calls computed (Pinocchio's ``data.oMi``, ``data.v``,
+    ``data.a``; MuJoCo's ``mjData`` fields), numpy views of the workspace with a leading (B,) axis
+    for a batch ``Data``.  ``P_i`` and ``C_i`` are joint i's inboard and outboard frames
+    (``placement``, ``child_placement``); twists and accelerations are [angular; linear], in C_i
+    coordinates, about the origin of C_i.  Row 0 is the world (identity rotations, zeros).
+
+    | view | shape | what it is | computed by |
+    |---|---|---|---|
+    | ``joint_rotation``, ``joint_translation`` | (N+1, 3, 3), (N+1, 3) | pose of C_i in P_i (``joint_terms``' R, r) | every function |
+    | ``X_rotation``, ``X_translation`` | (N+1, 3, 3), (N+1, 3) | E_i, d_i of X_i = [E 0; -E d^ E], the spatial transform from the parent's C frame to C_i (d_i: origin of C_i in the parent's C) | every function |
+    | ``S`` | (nv, 6) | motion subspace, row k for velocity variable k, in its joint's C axes (``joint_terms(frame="outboard").J.T``) | every function |
+    | ``joint_twist``, ``joint_bias`` | (N+1, 6) | v_J = S qd + sigma and c_J = d/dt v_J - S qdd of joint i, C_i coordinates | functions given qd |
+    | ``body_twist`` | (N+1, 6) | spatial velocity of body i | functions given qd |
+    | ``body_acceleration`` | (N+1, 6) | spatial acceleration of body i, with gravity as a base acceleration (-g added, as RNEA propagates it) | ``forward_kinematics`` with qdd, ``rnea`` |
+    | ``frame_rotation``, ``frame_origin`` | (N+1, 3, 3), (N+1, 3) | world pose of C_i (C axes -> world axes; origin) | ``forward_kinematics``, ``body_jacobian``, ``potential_energy``, ``center_of_mass`` |
+    | ``body_rotation``, ``body_position`` | (N+1, 3, 3), (N+1, 3) | world pose of each body frame (``forward_kinematics``' R, p), computed from the frames and child placements (fresh arrays) | as ``frame_rotation`` |
+
+    ``data.q``, ``data.qd``, ``data.qdd``, ``data.t``: the state the views belong to (None before
+    a call has computed that stage); ``data.computed``: the stages held, a tuple of
+    ``"position"``, ``"velocity"``, ``"acceleration"``, ``"world"``.  Reading a view whose stage
+    the record does not hold is a ``ValueError`` naming the functions that compute it.  A model
+    with couplers (mimic joints) runs its calls on ``model.expanded()`` and keeps no record in its
+    ``Data`` (its views raise; use ``ej.Data(model.expanded())`` with the expanded model's calls).
+
+    The world-frame body quantities follow from the views: ``omega = R_C w``, ``v = R_C (v_C + w
+    x b)``, ``alpha = R_C wdot``, ``a = R_C (a_C + wdot x b + w x (v_C + w x b)) + g``, where
+    ``R_C`` is ``frame_rotation``, ``(w, v_C)`` the body twist, ``(wdot, a_C)`` its acceleration
+    and ``b`` the body origin in C_i (``model.body_bo``)."""
 
     def __init__(self, model, batch=None):
         if not isinstance(model, Model):

@@ -10,12 +10,14 @@ from .couplers import Coupling, tables
 
 
 class Expansion:
-    """Methods of ``ej.Model`` about its couplers (docs/API.md, "Coordinate couplers")."""
+    """Methods of ``ej.Model`` about its couplers (``ModelBuilder.add_coupler``)."""
 
     def expanded(self):
-        """The same mechanism with every mimic joint given its own coordinate (no limits on it).
+        """The same mechanism with every coordinate: each coupler's dependent coordinate (a mimic
+        joint's among them) given its own (no limits on it), the dependent coordinates' rotor
+        inertias (``coupled_armature``) on its ``dof_armature``.  Made once per model.
 
-        A model without mimic joints is its own expansion."""
+        A model without couplers is its own expansion."""
         if not self.has_mimic:
             return self
         cached = self.__dict__.get("_expanded")
@@ -108,7 +110,8 @@ class Expansion:
         return np.array([int(full.jnt_qadr[c.dependent[0]] + c.dependent[1]) for c in self.couplers], dtype=np.int64)
 
     def expand(self, q):
-        """q_full = phi(q): the coordinates of ``expanded()`` from this model's q, (nq,) or (B, nq)."""
+        """q_full = phi(q) (..., nq_full): the coordinates of ``expanded()`` from this model's q,
+        (nq,) or (B, nq).  Also ``expand_q``."""
         if not self.couplers:
             return np.array(q, dtype=float)
         _, (qf, _, _), one = self._coupling(q)
@@ -117,7 +120,8 @@ class Expansion:
     expand_q = expand
 
     def expand_v(self, v, q=None):
-        """v_full = G(q) v, (nv,) or (B, nv); ``q`` may be left out when every coupler is linear."""
+        """v_full = G(q) v (..., nv_full) from v (nv,) or (B, nv); ``q`` may be left out when every
+        coupler is linear."""
         if not self.couplers:
             return np.array(v, dtype=float)
         if q is None:
@@ -129,7 +133,7 @@ class Expansion:
         return vf[0] if one else vf
 
     def expand_a(self, a, q, v):
-        """a_full = G(q) a + Gdot(q, v) v, (nv,) or (B, nv)."""
+        """a_full = G(q) a + Gdot(q, v) v (..., nv_full) from a (nv,) or (B, nv)."""
         if not self.couplers:
             return np.array(a, dtype=float)
         _, (_, _, af), one = self._coupling(q, v, a)

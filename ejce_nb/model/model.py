@@ -1,7 +1,7 @@
 """The model: immutable structure-of-arrays tables, one row per body (row 0 is the world).
 
 Shapes (N bodies, nq coordinates, nv velocities, P parameters, K elementary motions); the names
-in brackets are the same tables under the names of API.md:
+in brackets are the same tables under their short names (read-only aliases):
   body_parent [parent]  (N+1,)  parent body index, body_parent[0] == -1; body_parent[i] < i
   jnt_type [jtype]      (N+1,)  joint type code (``joints.codes``) of body i's joint
   jnt_qadr, jnt_nq [q_start, nq_joint]      (N+1,)  slice of q of joint i
@@ -55,15 +55,17 @@ coordinate, and ``mimic_map()`` the linear maps between the two coordinate vecto
 algorithm can run on the expanded model and project back (see ``mimic_map``).
 """
 import copy
+import warnings
 
 import numpy as np
 
 from . import couplers as _cp
 from . import layout
-from ..core.ejce import PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW, PATH_USER
+from ..core.ejce import (PATH_FIXED, PATH_JETS, PATH_QUAT, PATH_SCREW, PATH_USER, PATHS_ALL, PATHS_FUNCTIONS,
+                         PATHS_SCREWS)
 from ..core.joints import codes as C
 from ..core.joints.fn import Linear
-from ..errors import ModelError
+from ..errors import ClosureWarning, ModelError
 from .expansion import Expansion
 from .inertia import spatial_inertia
 from ..core.transform import Transform
@@ -76,7 +78,7 @@ ARRAYS = ("body_parent", "jnt_type", "jnt_qadr", "jnt_nq", "jnt_dofadr", "jnt_nv
           "effort_limit", "gravity", "joint_mimic", "joint_mimic_multiplier", "joint_mimic_offset",
           "dof_damping", "dof_stiffness", "dof_springref", "dof_armature")
 
-# the names docs/API.md gives some tables -> the entity-prefixed table they name (the only
+# the short names of some tables -> the entity-prefixed table they name (the only
 # attribute: each alias is a read-only property of the Model class, defined from this map)
 ALIASES = {"parent": "body_parent", "jtype": "jnt_type", "q_start": "jnt_qadr", "nq_joint": "jnt_nq",
            "v_start": "jnt_dofadr", "nv_joint": "jnt_nv", "joint_param_adr": "jnt_padr",
@@ -84,7 +86,86 @@ ALIASES = {"parent": "body_parent", "jtype": "jnt_type", "q_start": "jnt_qadr", 
 
 
 class Model(Expansion):
-    """Immutable multibody model; build it with ``ej.ModelBuilder`` or load it from a file."""
+    """Immutable multibody model: flat structure-of-arrays tables, one row per body (row 0 the
+    world); build it with ``ej.ModelBuilder``, read it with ``Model.from_json`` or
+    ``ej.models.load``, or load a model file (``ej.load_urdf``, ``ej.load_mjcf``,
+    ``ej.load_opensim``).
+
+    Body 0 is the fixed world; bodies 1..N each have one joint to their parent, joint ``i`` being
+    the joint of body ``i``.  Per-body tables have N+1 rows, row 0 for the world (``parent[0] ==
+    -1``, a world joint with no coordinates).  The tables are named by entity (MuJoCo's style);
+    every table the kernels read is declared once, with its shape and meaning, in
+    ``ejce_nb.model.layout.MODEL``.  Short read-only aliases name the same arrays:
+
+    | alias | table | shape | what |
+    |---|---|---|---|
+    | ``parent`` | ``body_parent`` | (N+1,) | parent body index, ``parent[0] == -1`` |
+    | ``jtype`` | ``jnt_type`` | (N+1,) | joint type codes |
+    | ``q_start``, ``nq_joint`` | ``jnt_qadr``, ``jnt_nq`` | (N+1,) | joint i's slice of q |
+    | ``v_start``, ``nv_joint`` | ``jnt_dofadr``, ``jnt_nv`` | (N+1,) | joint i's slice of v (qd, qdd, tau) |
+    | ``joint_param_adr`` | ``jnt_padr`` | (N+1,) | start of joint i's block of ``jnt_params`` |
+    | ``joint_params`` | ``jnt_params`` | (P,) | the joints' flat parameter table |
+
+    **Structure.** ``nbodies`` (N), ``nq``, ``nv``, ``body_names``, ``joint_names`` (N+1 names),
+    ``joint_specs`` (N+1 joint specs), ``gravity`` (3,) (world axes), ``rheonomic`` (a joint moves
+    with time), ``total_mass``; ``joint_P_rot`` (N+1, 3, 3), ``joint_P_pos`` (N+1, 3): each
+    inboard frame P in its parent's body frame; ``joint_C_rot``, ``joint_C_pos``: each outboard
+    frame C in its body's frame; ``body_mass`` (N+1,), ``body_com`` (N+1, 3) (body axes),
+    ``body_inertia`` (N+1, 3, 3) (about the COM, body axes), ``body_spatial_inertia`` (N+1, 6, 6)
+    (about the body origin, [angular; linear]).  ``body_index(name)``, ``joint_index(name)``,
+    ``subtree(body)``, ``q_slice(j)`` / ``v_slice(j)``, ``joint_q_slices()`` /
+    ``joint_v_slices()`` (``{joint name: slice}``), ``quaternion_blocks()``.
+
+    **Coordinates and limits.** ``coordinate_names`` (nq names: as the file named them, e.g. an
+    MJCF's joint names, else the joint's name with ``[k]`` when it has several coordinates),
+    ``velocity_names`` (nv names); ``q_default`` (the default coordinates as given, e.g. an
+    OpenSim file's default values) and ``neutral()`` (a valid reference configuration: them, or
+    each joint's own neutral, zero angles and unit quaternions, moved to the nearest point of
+    ``[q_lower, q_upper]``; for a loop model, assembled: ``neutral()``'s docstring); ``q_lower``, ``q_upper`` (nq,; +-inf: none), ``v_limit``,
+    ``effort_limit`` (nv,; inf: none); ``dof_damping``, ``dof_stiffness``, ``dof_springref``
+    (nv,: the passive forces ``-damping qd - stiffness (q - spring_ref)`` that only ``ej.simulate``
+    adds), ``dof_armature`` (nv,: rotor inertias, ``M(q) + diag(armature)`` in every algorithm;
+    ``ModelBuilder.add_body``).
+
+    **Couplers and mimic joints** (``ModelBuilder.add_coupler``).  ``couplers`` (each with
+    ``dependent`` and ``independent`` (joint, index) pairs, ``function``, ``scale``),
+    ``has_couplers`` (``has_mimic`` is the same flag), ``couplers_linear`` (G constant, Gdot = 0),
+    ``joint_mimic`` (N+1,: -1, or the joint whose coordinate drives joint i),
+    ``joint_mimic_multiplier``, ``joint_mimic_offset``, ``coupled_armature`` (((joint, k),
+    armature) pairs), ``dependent_coords``, ``expanded()``, ``expand(q)`` (also ``expand_q``),
+    ``expand_v(v, q=None)``, ``expand_a(a, q, v)``, ``coupler_jacobian(q)``, ``mimic_map()``.
+
+    **Named frames** (``ModelBuilder.add_frame``).  ``frame_names`` (a tuple of F names),
+    ``frame_body`` (F,) (body index), ``frame_rot`` (F, 3, 3), ``frame_pos`` (F, 3) (placement in
+    the body frame), ``nframes``, ``frame_index(name)``, ``frame_placement(name)`` -> ``(body
+    index, ej.Transform)``.  No kernel reads them: frames cost nothing in the dynamics.
+
+    **Loop closures** (``ModelBuilder.add_loop``).  ``loops`` (each a ``Loop`` with ``name``,
+    ``body_a``, ``body_b``, ``joint``, ``placement_a``, ``placement_b``, ``nc``), ``has_loops``,
+    ``nc`` (constraint rows).
+
+    **Files and the rest.** ``notes`` (a tuple of strings: what a loader left out of its file),
+    ``summary()`` (bodies, joints, coordinate slices, couplers, loops and notes, as
+    ``ejce-nb info`` prints it), ``to_json(path=None)`` / ``Model.from_json(path_or_text)`` and ``to_dict()`` /
+    ``Model.from_dict(d)`` (the JSON form, below), ``data(batch=None)`` (= ``ej.Data(model,
+    batch)``), ``with_generic_joints()``.
+
+    **JSON.** ``to_json`` / ``from_json`` round-trip every joint kind, bit for bit (numbers in
+    Python's shortest round-trip form).  A file is ``{"format": "ejce_nb.model", "version": 1,
+    "gravity", "bodies": [...], "couplers": [...], "frames": [...], "loops": [...]}``; each body
+    object has the fields of ``ModelBuilder.add_body`` (``name``, ``parent``, ``joint_name``,
+    ``joint``, ``placement``, ``child_placement``, ``mass``, ``com``, ``inertia``,
+    ``inertia_as_written``, ``limits``, ``dynamics`` (``damping``, ``stiffness``,
+    ``spring_ref``, ``armature``: one number per velocity variable, armature written where
+    nonzero), ``mimic``, ``coordinate_names``, ``q_default``); each coupler ``{"dependent": C,
+    "independent": [C, ...], "function": {an ej.fn function}, "scale": 1.0}``, where a coordinate
+    ``C`` is ``[joint name, index in the joint]`` or a coordinate name; each frame ``{"name",
+    "body", "placement"}`` (body by name; placement default identity); each loop ``{"name",
+    "body_a", "body_b", "joint", "placement_a", "placement_b"}`` (bodies by name; ``joint``
+    default Fixed, placements default identity).  Files without ``couplers``, ``frames`` or
+    ``loops`` keep their meaning; an empty ``bodies`` list is the world alone (nq = nv = 0), as
+    ``ModelBuilder().build()``.  Invalid files raise ``ej.ModelError`` naming the file and the
+    path of the offending value in it."""
 
     def __init__(self, *, gravity, body_names, joint_names, joint_specs, parent, joint_P, joint_C,
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
@@ -279,9 +360,10 @@ class Model(Expansion):
         object.__setattr__(self, "_mf", mf)
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_wpool", [])
-        # the joint paths the kernels compile (``calls.python_layer.paths``): 0 the fixed, screw
-        # and quaternion paths only, 1 the jets and user paths too
-        object.__setattr__(self, "_paths", 0 if fast_paths else 1)
+        # the joint paths the kernels compile (``ejce.PATHS``): the fixed, quaternion and screw
+        # paths with coordinate amounts only, function amounts too, or the jets and user paths too
+        kind = PATHS_ALL if not fast_paths else (PATHS_FUNCTIONS if any(x[2] < 0 for x in mots) else PATHS_SCREWS)
+        object.__setattr__(self, "_paths", kind)
         for name, view in layout.model_tables(mb, mf).items():
             object.__setattr__(self, name, view)
 
@@ -297,8 +379,9 @@ class Model(Expansion):
     def with_generic_joints(self):
         """The same model with every joint but fixed and user-defined ones evaluated by the
         generic EJCE path (the pose on jets) instead of the product-of-screws or quaternion
-        formulas: the reference the faster paths are tested against (results agree to rounding,
-        at several times the cost).  Made once per model."""
+        formulas: the reference the faster paths are tested against (every function takes it;
+        results agree with the model's to rounding, at several times the cost).  Made once per
+        model."""
         twin = self.__dict__.get("_generic_twin")
         if twin is None:
             twin = copy.copy(self)
@@ -310,6 +393,23 @@ class Model(Expansion):
             twin._derive()
             object.__setattr__(self, "_generic_twin", twin)
         return twin
+
+    _TREE_QUANTITIES = {"rnea": "joint forces", "nonlinear_effects": "nonlinear effects", "aba": "accelerations",
+                        "mass_matrix": "mass matrix", "forward_dynamics_crba": "accelerations"}
+
+    def _tree_quantity(self, what):
+        """The dynamics function ``what`` of the open tree was called on this model, which has loop
+        closures: one ``ClosureWarning`` per model saying so and naming the loop functions."""
+        if self.__dict__.get("_tree_warned"):
+            return
+        self.__dict__["_tree_warned"] = True
+        names = ", ".join(repr(L.name) for L in self.loops)
+        warnings.warn(
+            f"ej.{what} of a model with loop closures ({names}) gives the open tree's "
+            f"{self._TREE_QUANTITIES[what]}, as if the loops were cut (no constraint forces), not the closed "
+            "mechanism's: ej.constrained_dynamics gives its accelerations and constraint forces, "
+            "ej.constrained_inverse_dynamics its driving forces; ej." + what + "(model.open_tree(), ...) asks for the "
+            "tree's without this warning (said once per model)", ClosureWarning, stacklevel=3)
 
     def kernel_model(self):
         """The model the kernels run on: this one, or for a model with mimic joints its expansion."""
@@ -368,32 +468,70 @@ class Model(Expansion):
         return self._index("joint", self._joint_index, name)
 
     def q_slice(self, joint):
+        """The slice of q of ``joint`` (a name or index)."""
         j = self.joint_index(joint)
         return slice(int(self.jnt_qadr[j]), int(self.jnt_qadr[j] + self.jnt_nq[j]))
 
     def v_slice(self, joint):
+        """The slice of v (qd, qdd, tau) of ``joint`` (a name or index)."""
         j = self.joint_index(joint)
         return slice(int(self.jnt_dofadr[j]), int(self.jnt_dofadr[j] + self.jnt_nv[j]))
 
     def joint_q_slices(self):
-        """{joint name: slice of q} for every joint but the world's (empty for Fixed and mimic joints)."""
-        return {self.joint_names[j]: self.q_slice(j) for j in range(1, self.nbodies + 1)}
+        """{joint name: slice of q} for every joint but the world's (empty for Fixed and mimic
+        joints); a name it does not hold raises a KeyError that names the joints."""
+        return JointMap("joint", {self.joint_names[j]: self.q_slice(j) for j in range(1, self.nbodies + 1)})
 
     def joint_v_slices(self):
-        """{joint name: slice of v (qd, qdd, tau)} for every joint but the world's."""
-        return {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)}
+        """{joint name: slice of v (qd, qdd, tau)} for every joint but the world's (a KeyError
+        naming the joints for another name)."""
+        return JointMap("joint", {self.joint_names[j]: self.v_slice(j) for j in range(1, self.nbodies + 1)})
 
     def neutral(self):
         """A valid reference configuration within the coordinate limits: the model's default
         coordinates (``q_default``, e.g. an OpenSim file's default values) where it has them,
         else zero angles and unit quaternions, every coordinate moved to the point of
-        [q_lower, q_upper] nearest to it (unit quaternions are not limited)."""
+        [q_lower, q_upper] nearest to it (unit quaternions are not limited).
+
+        A model with loop closures: the configuration that closes every loop nearest to that one
+        (``ej.assemble`` from it, or, where it is a singular configuration such as a linkage drawn
+        straight, from it displaced by a few fixed small perturbations), made once per model;
+        where none closes, that configuration itself, with an ``ej.ClosureWarning`` that says so."""
+        cached = self.__dict__.get("_neutral_closed")
+        if cached is not None:
+            return cached.copy()
         q = self._q_default_full[self._own()[0]].copy()
         free = np.ones(self.nq, dtype=bool)
         for _, sl in self._quaternion_blocks:
             free[sl] = False
         q[free] = np.clip(q[free], self.q_lower[free], self.q_upper[free])
+        if self.has_loops:
+            from ..algorithms.loops.assembly import assembled_neutral
+            q = assembled_neutral(self, q)
+            q.flags.writeable = False
+            self.__dict__["_neutral_closed"] = q
+            return q.copy()
         return q
+
+    def open_tree(self):
+        """The same model without its loop closures: the open tree (``ej.rnea``, ``ej.aba``,
+        ``ej.mass_matrix``... on it are the tree's quantities, said without a warning).  A model
+        without loops is its own open tree.  Made once per model; it shares the model's tables."""
+        if not self.has_loops:
+            return self
+        twin = self.__dict__.get("_open_tree")
+        if twin is None:
+            twin = copy.copy(self)
+            for name in list(twin.__dict__):
+                if name in ("_open_tree", "_neutral_closed", "_closure_kernel", "_closure_tree", "_assembly_pool",
+                            "_tree_warned", "_generic_twin") or name.startswith("_independent"):
+                    del twin.__dict__[name]
+            object.__setattr__(twin, "loops", ())
+            object.__setattr__(twin, "has_loops", False)
+            object.__setattr__(twin, "nc", 0)
+            object.__setattr__(twin, "_made_from", dict(self._made_from, loops=None))
+            self.__dict__["_open_tree"] = twin
+        return twin
 
     @property
     def q_default(self):
@@ -472,6 +610,8 @@ class Model(Expansion):
         return np.nonzero(inside)[0]
 
     def summary(self):
+        """A readable account of the model: sizes, gravity, each body with its parent, joint and
+        slices of q and v (mimic joints), couplers, armature, loops and ``notes``."""
         lines = [f"bodies {self.nbodies}, nq {self.nq}, nv {self.nv}, total mass {self.total_mass:.6g}",
                  f"gravity {self.gravity.tolist()}{', rheonomic' if self.rheonomic else ''}"]
         for i in range(1, self.nbodies + 1):
@@ -502,6 +642,25 @@ class Model(Expansion):
         return f"<ej.Model: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
 
 
+class UnknownNameError(KeyError):
+    """A KeyError whose message is its text (a plain KeyError prints its argument's repr)."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+class JointMap(dict):
+    """A dict by name whose missing keys raise a KeyError naming the keys it holds."""
+
+    def __init__(self, what, items):
+        super().__init__(items)
+        self._what = what
+
+    def __missing__(self, key):
+        known = ", ".join(map(repr, self)) or "none"
+        raise UnknownNameError(f"no {self._what} named {key!r}; the {self._what}s are {known}")
+
+
 def _coupled_armature(given, couplers, joint_names):
     """``coupled_armature``: ((joint, k), armature) of couplers' dependent coordinates, as a
     tuple of such pairs; checked: each a dependent coordinate once, armature finite and >= 0."""
@@ -525,7 +684,7 @@ def _coupled_armature(given, couplers, joint_names):
 
 
 def _alias(name):
-    return property(lambda self: getattr(self, name), doc=f"``{name}``, under the name docs/API.md gives it")
+    return property(lambda self: getattr(self, name), doc=f"``{name}`` (a read-only alias of the same array)")
 
 
 for _short, _name in ALIASES.items():

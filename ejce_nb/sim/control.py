@@ -122,8 +122,10 @@ class ControlLaw:
     """A compiled control law for ``ej.simulate(..., tau=law)`` (made by ``ej.control_law``).
 
     ``address`` is the C function's address, ``params`` its parameter array ((np,), or (B, np):
-    one row per trajectory of a batch of B), ``fn`` the Python function.  ``law(t, q, qd)``
-    evaluates it from Python through the same compiled code (for checks)."""
+    one row per trajectory of a batch of B), ``fn`` the Python function.  ``law(t, q, qd,
+    row=0)`` evaluates it from Python through the same compiled code (for checks; ``row``: the
+    parameter row of a batch); ``law.with_params(p)`` is the same compiled law with other
+    parameters."""
 
     def __init__(self, fn, cfunc, params, with_params):
         self.fn = fn
@@ -178,7 +180,7 @@ def control_law(fn, params=None):
     into ``tau``, which arrives zeroed) into a ``ControlLaw`` for ``ej.simulate(..., tau=law)``.
 
     A PD controller about a set point, with gravity compensation at the set point as a feed
-    forward (``ej.rnea(model, q_ref, 0, 0)``)::
+    forward (``ej.rnea(model, q_ref, 0, 0)``):
 
         def pd(t, q, qd, tau, p):            # p = [kp (nv), kd (nv), q_ref (nv), tau_ff (nv)]
             n = tau.shape[0]
@@ -188,8 +190,13 @@ def control_law(fn, params=None):
         law = ej.control_law(pd, np.concatenate([kp, kd, q_ref, tau_ff]))
         traj = ej.simulate(model, q0, qd0, 3.0, 1e-3, tau=law)
 
-    The law runs inside the compiled loop, at every stage (a smooth law keeps the integrator's
-    order).  It compiles once per process (see the module's docstring)."""
+    ``fn`` is a plain function or a ``numba.njit`` dispatcher and returns nothing.  ``params``: a
+    float array (np,), or (B, np) for one row per trajectory of a batch of B; given exactly when
+    ``fn`` takes it.  The law runs inside the compiled loop at every stage, at the stage's time
+    and state (a smooth law keeps the integrator's order).  It compiles once per process per
+    ``fn`` (a new law never recompiles the simulation; a C callback made at run time is not in
+    Numba's on-disk cache); ``law.with_params(p)`` is the same compiled law with other
+    parameters.  A function that does not compile is a ``ValueError``."""
     if not callable(fn):
         raise ValueError(f"control_law: fn must be a function, got {type(fn).__name__}")
     n = _arity(fn)

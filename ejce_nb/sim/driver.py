@@ -216,6 +216,10 @@ def _run_compiled(run, progress, segment_steps):
         loop.close()
         _mark_interrupted(run, cr, dopri)
         e.partial = interrupted(assemble(run, loop.rec, cr, time.perf_counter() - t_start), run)
+        # the message of the stop (a bare KeyboardInterrupt says nothing): that of the first
+        # trajectory it stopped
+        msgs = e.partial.message if isinstance(e.partial.message, list) else [e.partial.message]
+        e.args = (next((m for m in msgs if m), "simulation interrupted"),)
         raise
     bar.close()
     loop.close()
@@ -281,15 +285,24 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     """Integrate the forward dynamics from (q0, qd0) over [0, t_final]; returns a ``Trajectory``.
 
     q0 (nq,), qd0 (nv,), or (B, nq), (B, nv): a batch of B trajectories integrated in parallel,
-    each exactly as alone.  ``method``: "rk4" (default), "rk2", "euler", "symplectic" (fixed step
-    dt) or "dopri5" (adaptive, ``rtol``, ``atol``, ``max_step``; dt is its first trial step); see
-    the module's docstring for what each guarantees.  Unit quaternions move on the sphere.
+    each bit for bit as alone.  Quaternion blocks of q0 further than 1e-3 from unit norm are a
+    ``ValueError``; closer ones are normalised.  ``t_final >= 0`` and ``dt > 0`` are numbers (not
+    text nor booleans); a fixed-step ``dt`` that would take no step of a ``t_final > 0`` (``dt >
+    2 t_final``) is a ``ValueError``.
+
+    ``method``: "rk4" (default), "rk2" (midpoint), "euler" (explicit Runge-Kutta with fixed step
+    dt, orders 4, 2, 1), "symplectic" (semi-implicit Euler: qd += dt qdd, then q moves by dt qd;
+    order 1) or "dopri5" (Dormand-Prince 5(4), adaptive: ``rtol`` (at least 1e-14), ``atol``
+    (>= 0), ``max_step``; dt is its first trial step).  Unit quaternions move as q (x) Exp(theta)
+    and stay unit; rheonomic joints see each stage's own time; fixed-step times are n dt.
 
     Recording: the state at steps 0, k, 2k, ... and the last (``record_every`` = k), i.e. at
-    t = n dt; ``round(t_final / dt) + 1`` times by default.  dopri5 reports the same times by its
-    continuous extension, or the times ``t_eval`` (strictly increasing, within [0, t_final]).
+    t = n dt; ``round(t_final / dt) + 1`` times from 0 by default.  dopri5 reports the same times
+    by its continuous extension, or the times ``t_eval`` (dopri5 only, not with
+    ``record_every``; strictly increasing, within [0, t_final]).
 
     ``tau`` (joint forces, nv per trajectory):
+
       * None (zero), an array (nv,) or (B, nv) held constant;
       * (nsteps, nv) or (nsteps, B, nv): one row per step (fixed-step methods);
       * (n_records, nv) or (n_records, B, nv): one row per recorded time, held until the next
@@ -298,21 +311,26 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
       * a Python callable tau(t, q, qd) -> (nv,): evaluated from Python once per step at the
         step's start and held constant over the step (for dopri5: over each step attempt), so the
         integration is first order in it; slow (the compiled loop returns to Python each step).
+
     ``damping``, ``stiffness``, ``spring_ref`` (numbers or (nv,)): passive joint forces
     -damping qd - stiffness (q - spring_ref) added to tau; default the model's ``dof_damping``,
     ``dof_stiffness``, ``dof_springref`` (``ModelBuilder.add_body(..., damping=...)``).  No spring
-    on a unit quaternion's rotation.  ``f_ext``: constant world-frame wrenches (N+1, 6) or
+    on a unit quaternion's rotation (a ``ValueError``).  The dynamics functions (``rnea``,
+    ``aba``, ...) never include these passive forces.  ``f_ext``: constant world-frame wrenches (N+1, 6) or
     (B, N+1, 6), as ``ej.aba``.
 
     ``limits``: the model's coordinate limits (``q_lower``, ``q_upper``) act on every coordinate
     whose rate is its velocity variable (not on a unit quaternion's components) as a stiff
     one-sided spring-damper, MuJoCo's soft-constraint law: below the lower limit (above the
     upper, mirrored) tau_k = max(0, m_k (x / (tc zeta)^2 - 2 qd_k / tc)), x the penetration,
-    m_k = 1 / (M^-1)_kk the coordinate's apparent inertia at the neutral configuration (MuJoCo's
-    constraint-space inertia of a joint limit); it only pushes.
-    True (default): tc = 0.02 s, zeta = 1 (critical damping; MuJoCo's default solref);
-    (tc, zeta): others; False: limits off.  ``trajectory.limit_work`` is their work and
-    ``trajectory.info["limits"]`` the settings (None when off or the model has no limits).
+    m_k = 1 / (M^-1)_kk the coordinate's apparent inertia at ``model.neutral()`` (MuJoCo's
+    constraint-space inertia of a joint limit: the limit closes with time constant tc there;
+    M_kk where M is singular, 1 where that is not positive); it only pushes.
+    True (default, on for every model that has limits): tc = 0.02 s, zeta = 1 (critical damping;
+    MuJoCo's default solref); (tc, zeta): other positive numbers; False: limits off.
+    ``trajectory.limit_work`` is their work and ``trajectory.info["limits"]`` the settings,
+    ``{"time_constant", "damping_ratio", "coordinates"}`` (None when off or the model has no
+    limits).
 
     A trajectory stops at a non-finite state, a singular configuration (gimbal lock, massless
     subtree), a control law output that is not finite, dopri5's step-size underflow, or when
@@ -325,16 +343,40 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
 
     ``progress``: a tqdm bar (True, False, or None: only when the run is predicted to last more
     than a few seconds).  The compiled loop returns to Python every ``segment_steps`` steps
-    (dopri5: step attempts; default: about every quarter second); no result depends on it.
-    Ctrl-C (SIGINT) stops the run between segments; the KeyboardInterrupt carries the trajectory
-    so far as ``.partial``: status ``SimulationStatus.INTERRUPTED``, ``stop_time`` its last
-    computed time, a message saying so, and only the rows it computed.  A model with couplers
-    (mimic joints among them) integrates its own coordinates, its dynamics those of
-    ``model.expanded()`` projected by the couplers' Jacobian (see ``couplers``).  A model with
-    loop closures integrates ``ej.constrained_dynamics`` (``redundant`` as there) in the same
-    compiled loop and projects the state onto the loop constraints after every step
-    (``ejce_nb.sim.closed``); its trajectory adds ``position_residual`` and
-    ``velocity_residual``; no ``t_eval`` or ``f_ext`` there."""
+    (dopri5: step attempts; default: about every quarter second); no result depends on it.  A
+    bar opens after the first segment (which compiles or loads the loop), so its rate and time
+    left are the run's.  Ctrl-C (SIGINT) stops the run between segments; the KeyboardInterrupt
+    carries the trajectory so far as ``.partial``: status ``SimulationStatus.INTERRUPTED`` for
+    every trajectory still running, ``stop_time`` its last computed time, a message saying so,
+    ``info["interrupted"] = True``, and only the rows computed (one trajectory: its records, then
+    its last computed state when it lies after them; a batch: the rows up to the last any
+    trajectory recorded).
+
+    A model with couplers (mimic joints and nonlinear couplers) runs in the same compiled loop,
+    with every method, input, limit and stop: it integrates its own coordinates, its dynamics
+    those of ``model.expanded()`` projected by the couplers' Jacobian
+    (``ModelBuilder.add_coupler``).
+
+    A model with loop closures runs in the same compiled time loop, by every method, each
+    stage's accelerations those of ``ej.constrained_dynamics`` (``Jc qdd + bc = 0`` exactly;
+    ``redundant`` as there), and projects the state back onto the loop constraints after every
+    accepted step and at the start (dopri5: also each recorded state of its continuous
+    extension), so drift does not accumulate: where the largest loop pose error ``|N_c^T e|``
+    exceeds 1e-12, Gauss-Newton in the kinetic-energy metric, ``q <- q (+) (-M^-1 Jc^T (Jc M^-1
+    Jc^T)^+ N_c^T e)`` with backtracking on ``|N_c^T e|`` until it is at most 1e-12 (as
+    ``assemble``; a residual left above 1e-9 fails); then, where ``max |Jc v + s|`` exceeds
+    1e-12, the velocity of ``project_velocity``.  Batches run in parallel, each trajectory bit
+    for bit as alone; ``tau``, passive joint forces, joint limits, ``max_energy``, ``errors``,
+    ``progress``, ``segment_steps`` as for a tree (a Python callable ``tau(t, q, qd)`` held over
+    each step); ``t_eval`` and ``f_ext`` are not supported there (a ``ValueError``).  A loop
+    model with couplers runs on its expansion, reduced by the couplers' Jacobian G (``M = G^T
+    M_full G``, ``h = G^T h_full`` with the bias ``Gdot v`` in the expansion's sweep, ``Jc =
+    Jc_full G``), as ``constrained_dynamics`` and ``loop_terms`` do; its energies are those of
+    the expansion.  A loop that cannot be closed, a rank-deficient Jc under
+    ``redundant="raise"`` or a closure kernel that does not converge stops the trajectory with
+    ``SimulationStatus.CONSTRAINT`` and a message naming each loop's residual (or the loops and
+    directions).  The trajectory adds ``position_residual`` and ``velocity_residual`` (T, [B])
+    at the recorded times and ``info["loops"]``, ``info["projection_tol"]``."""
     inputs.check_errors_arg(errors)
     if getattr(model, "has_loops", False):
         check_run(model, t_eval, f_ext, redundant)

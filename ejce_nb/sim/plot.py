@@ -6,18 +6,23 @@
   (the work of the joint forces and of time-driven joints, plus the integration error);
 * every coordinate (or those selected), by joint name and unit (rad, m), one panel per unit; the
   rotation of a unit quaternion as its rotation vector (rad), not its four components;
-* given the model, 3-D stick figures of the mechanism (body origins, parent to child) at chosen
-  times, on equal axes (``equal_axes``: one scale on x, y and z, so links keep their lengths).
+* given the model, 3-D stick figures of the mechanism (body origins, parent to child, and each
+  loop closure's links from its bodies' origins to its joint, ``stick_segments``) at chosen
+  times, on equal axes (``equal_axes``: one scale on x, y and z, so links keep their lengths),
+  seen with the model's up (against gravity, ``orient``) up.
 
 ``animate`` writes the same stick figure as an animation.
 
 What is left out (coordinates not selected, snapshot times past the end of a stopped or
-interrupted run) is said in the figure.
+interrupted run) is said in the figure; a long message is wrapped, never cut.
 """
+import textwrap
+
 import numpy as np
 
 from ..calls.public import forward_kinematics, joint_terms
 from .prepare import dof_tables
+from .status import as_status
 
 
 def _matplotlib():
@@ -48,6 +53,45 @@ def equal_axes(ax, points):
     ax.set_box_aspect((1, 1, 1))
 
 
+def vertical_axis(model):
+    """(axis name, sign) of the model's up: the world axis most opposed to its gravity (z, +1
+    without gravity); an OpenSim model (gravity along -y) is y-up."""
+    g = np.asarray(model.gravity, dtype=np.float64)
+    if not np.any(g):
+        return "z", 1.0
+    k = int(np.argmax(np.abs(g)))
+    return "xyz"[k], (-1.0 if g[k] > 0 else 1.0)
+
+
+def orient(ax, model):
+    """Turn a 3-D axes so that the model's up (``vertical_axis``) points up on the page."""
+    axis, sign = vertical_axis(model)
+    ax.view_init(elev=20.0, azim=-60.0 if axis == "z" else 30.0, vertical_axis=axis)
+    if sign < 0:
+        getattr(ax, f"invert_{axis}axis")()
+
+
+def stick_segments(model, R, p):
+    """The links of the stick figure at one configuration (world rotations R (N+1, 3, 3) and
+    origins p (N+1, 3) of the bodies): (links (k, 2, 3), gaps (n_loops, 2, 3)): every body's
+    parent origin to its origin, then for every loop closure its body_a's origin to the origin
+    of its frame A and its body_b's origin to that of frame B (the links that close the loop);
+    ``gaps``: each loop's frame A origin to its frame B origin (zero length where it closes)."""
+    links = [(p[model.body_parent[j]], p[j]) for j in range(1, model.nbodies + 1)]
+    gaps = []
+    for L in model.loops:
+        oa = p[L.body_a] + R[L.body_a] @ np.asarray(L.placement_a.translation, dtype=np.float64)
+        ob = p[L.body_b] + R[L.body_b] @ np.asarray(L.placement_b.translation, dtype=np.float64)
+        links += [(p[L.body_a], oa), (p[L.body_b], ob)]
+        gaps.append((oa, ob))
+    return np.array(links, dtype=np.float64).reshape(-1, 2, 3), np.array(gaps, dtype=np.float64).reshape(-1, 2, 3)
+
+
+def wrap(text, width=150):
+    """``text`` broken into lines of at most ``width`` characters (a figure title is never cut)."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+
+
 def _rotvec(qw):
     """Rotation vectors (T, 3) of unit quaternions (T, 4) (w, x, y, z)."""
     w = np.clip(qw[:, 0], -1.0, 1.0)
@@ -60,24 +104,35 @@ def _rotvec(qw):
     return (sign * f)[:, None] * xyz
 
 
+def velocity_units(model):
+    """The unit of each velocity variable's coordinate: "rad" where its motion turns the body at
+    ``model.neutral()`` (a hinge, a coupled knee angle that also slides the shank, a unit
+    quaternion's angular velocity), "m" where it only translates it, "" where it does not move
+    it there."""
+    J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
+    # a model with couplers has the terms of its expansion: each own velocity's column there
+    col = model._own()[1] if model.has_couplers else np.arange(model.nv)
+    out = []
+    for k in range(model.nv):
+        ang, lin = np.linalg.norm(J[:3, col[k]]), np.linalg.norm(J[3:, col[k]])
+        out.append("rad" if ang > 1e-12 else ("m" if lin > 0 else ""))
+    return out
+
+
 def coordinate_series(traj, model=None, trajectory=0):
     """[(label, unit, values (T,))] of every coordinate of a trajectory: named by joint; with the
-    model, in rad or m (a coordinate whose motion is a rotation, a translation; "" for a mixed
-    one), a unit quaternion as the three components of its rotation vector (rad)."""
+    model, in rad or m (a coordinate whose motion turns its body, a coupled knee angle that also
+    slides the shank among them: rad; one that only translates it: m; "" where it does not move
+    it at the neutral configuration), a unit quaternion as the three components of its rotation
+    vector (rad)."""
     one = (lambda x: x) if traj.batch is None else (lambda x: x[:, trajectory])
     q = one(traj.q)
     names = traj.info.get("coordinate_names") or [f"q[{k}]" for k in range(q.shape[1])]
     if model is None:
         return [(names[k], "", q[:, k]) for k in range(q.shape[1])]
     DOFQ, _, _ = dof_tables(model)
-    J = np.asarray(joint_terms(model, model.neutral()).J) if model.nv else np.zeros((6, 0))
-    unit_of = {}
-    for k in range(model.nv):
-        c = int(DOFQ[k])
-        if c < 0:
-            continue
-        ang, lin = np.linalg.norm(J[:3, k]), np.linalg.norm(J[3:, k])
-        unit_of[c] = "rad" if lin <= 1e-12 * max(ang, 1.0) and ang > 0 else ("m" if ang <= 1e-12 and lin > 0 else "")
+    vu = velocity_units(model)
+    unit_of = {int(DOFQ[k]): vu[k] for k in range(model.nv) if DOFQ[k] >= 0}
     quat = {sl.start: (j, sl) for j, sl in model.quaternion_blocks()}
     out = []
     k = 0
@@ -110,6 +165,11 @@ def _energy_panel(ax, traj, trajectory):
     if not ok.any():
         ax.set_title("energy: no finite state recorded")
         return
+    if np.count_nonzero(ok) < 2:
+        ax.plot(t[ok], E[ok], "o", color="k")
+        ax.set_ylabel("energy (J)")
+        ax.set_title(f"energy: one state recorded, E = {E[ok][0]:.6g} J; no step was taken")
+        return
     if W_dmp is None and not used_limits and not forced:
         ax.plot(t[ok], (E[ok] - E[ok][0]) / scale, lw=1.0)
         ax.set_ylabel("(E - E0) / max(|E0|, max T)")
@@ -130,9 +190,25 @@ def _energy_panel(ax, traj, trajectory):
         if traj.info.get("rheonomic"):
             what.append("time-driven joints")
         label = ("work of the " + " and ".join(what) + " + integration error") if what else "integration error"
+        quad = ""
+        if used_limits:
+            # where the limits engage or release: the rest gained there (first order in dt), marked
+            b = traj.energy_balance(trajectory)
+            if b["limit_events"]:
+                label += (f", {b['rest_at_limits']:.2g} J of it over the {b['limit_events']} intervals (grey "
+                          "lines) where a limit engages or releases")
+                x = one(traj.q)[:, np.asarray(traj.info["limit_coordinates"])]
+                LIM = np.asarray(traj.info["limit_table"], dtype=np.float64).reshape(-1, 4)
+                beyond = (x < LIM[:, 0]) | (x > LIM[:, 1])
+                for k in np.nonzero(np.any(beyond[1:] != beyond[:-1], axis=1))[0]:
+                    ax.axvline(0.5 * (t[k] + t[k + 1]), color="0.75", lw=0.6, zorder=0)
+            if b["quadrature"] > 0:
+                quad = f" (limits' work within about {b['quadrature']:.2g} J)"
+                if b["quadrature"] > 0.1 * abs(b["rest"]):
+                    label = label.replace("integration error", "integration error + the limits' quadrature error", 1)
         ax.plot(t[ok], rest[ok], lw=1.0, ls="--", label=f"rest: {label}")
         ax.set_ylabel("energy (J)")
-        ax.set_title(f"energy balance ({method}); trapezoid rule over the recorded states")
+        ax.set_title(f"energy balance ({method}); trapezoid rule over the recorded states{quad}", fontsize=10)
         ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
 
@@ -173,8 +249,9 @@ def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=Non
         axr = fig.add_subplot(grid[1 + r, 0], sharex=ax)
         mine = [s for s in series if s[1] == unit]
         for label, _, y in mine:
-            axr.plot(t, y, lw=1.0, label=label)
-        name = {"rad": "angles (rad)", "m": "lengths (m)"}.get(unit, "coordinates" + (f" ({unit})" if unit else ""))
+            axr.plot(t, y, lw=1.0, label=label, marker="o" if len(t) < 2 else None)
+        name = {"rad": "angles (rad)", "m": "lengths (m)"}.get(
+            unit, f"coordinates ({unit})" if unit else "coordinates (no motion at neutral(): unit unknown)")
         axr.set_ylabel(name)
         if mine:
             axr.legend(fontsize=7, ncol=min(4, 1 + len(mine) // 8), loc="best")
@@ -189,11 +266,11 @@ def plot_trajectory(traj, model=None, path=None, snapshots=None, coordinates=Non
     stop = float(np.atleast_1d(np.asarray(traj.stop_time))[b]) if traj.stop_time is not None else t[-1]
     if st[b] != 0:
         msg = traj.message[b] if isinstance(traj.message, list) else traj.message
-        notes.append(f"stopped at t = {stop:.6g}: " + (msg.split(": ", 1)[-1][:110] if msg else f"status {st[b]}"))
+        notes.append(f"stopped at t = {stop:.6g}: " + (msg.split(": ", 1)[-1] if msg else str(as_status(st[b]))))
     if stick:
         _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes)
     if notes:
-        fig.suptitle("; ".join(notes), fontsize=9)
+        fig.suptitle(wrap("; ".join(notes), 150 if stick else 100), fontsize=9)
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
@@ -212,22 +289,30 @@ def _stick_figures(fig, grid, traj, model, snapshots, trajectory, stop, notes):
         notes.append(f"snapshots at t = {', '.join(f'{x:g}' for x in dropped)} left out (past the last "
                      f"recorded state, t = {last:.6g})")
     times = [x for x in times if x <= last + 1e-12]
+    # the recorded state nearest to each time, each once (a run of one state has one figure)
+    rows = list(dict.fromkeys(int(good[np.argmin(np.abs(t[good] - ts))]) if len(good) else 0 for ts in times))
     cmap = matplotlib.colormaps["viridis"]
     pts = []
-    for i, ts in enumerate(times):
-        k = int(good[np.argmin(np.abs(t[good] - ts))]) if len(good) else 0
-        p = forward_kinematics(model, np.ascontiguousarray(q[k]), t=float(t[k])).p
-        pts.append(p)
-        color = cmap(0.85 * i / max(1, len(times) - 1))
-        for j in range(1, model.nbodies + 1):
-            a = p[model.body_parent[j]]
-            ax3.plot([a[0], p[j, 0]], [a[1], p[j, 1]], [a[2], p[j, 2]], color=color, lw=1.5,
-                     label=f"t = {t[k]:.4g} s" if j == 1 else None)
-        ax3.scatter(p[1:, 0], p[1:, 1], p[1:, 2], color=color, s=6)
+    for i, k in enumerate(rows):
+        kin = forward_kinematics(model, np.ascontiguousarray(q[k]), t=float(t[k]))
+        links, gaps = stick_segments(model, kin.R, kin.p)
+        pts.append(links.reshape(-1, 3))
+        color = cmap(0.85 * i / max(1, len(rows) - 1))
+        for n, (a, e) in enumerate(links):
+            ax3.plot([a[0], e[0]], [a[1], e[1]], [a[2], e[2]], color=color, lw=1.5,
+                     label=f"t = {t[k]:.4g} s" if n == 0 else None)
+        for a, e in gaps:
+            if np.linalg.norm(e - a) > 1e-9 * max(1.0, float(np.abs(kin.p).max())):
+                ax3.plot([a[0], e[0]], [a[1], e[1]], [a[2], e[2]], color="r", lw=1.0, ls=":")
+        ax3.scatter(kin.p[1:, 0], kin.p[1:, 1], kin.p[1:, 2], color=color, s=6)
     if pts:
         equal_axes(ax3, np.concatenate(pts))
         ax3.legend(fontsize=8)
-    ax3.set_title("body origins, parent to child (equal axes)")
+    orient(ax3, model)
+    up, sign = vertical_axis(model)
+    ax3.set_title("body origins, parent to child" + (", and the loops' closing links" if model.loops else "")
+                  + f" (equal axes; {'-' if sign < 0 else '+'}{up} up"
+                  + (", against gravity)" if np.any(model.gravity) else ")"), fontsize=9)
     ax3.set_xlabel("x (m)")
     ax3.set_ylabel("y (m)")
     ax3.set_zlabel("z (m)")

@@ -6,7 +6,7 @@ from ..model import inputs
 from .closed import PROJECTION_TOL, add_residuals, constraint_message
 from .prepare import spring_energy
 from .status import (ENERGY_FACTOR, ST_CONSTRAINT, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
-                     SimulationError, SimulationStatus)
+                     SimulationError, SimulationStatus, as_status)
 from .trajectory import Trajectory, coordinate_names, velocity_names
 from ..calls.public import kinetic_energy, potential_energy
 
@@ -77,7 +77,7 @@ def assemble(run, rec, cr, wall):
     sq = (lambda x: x[:, 0]) if B is None else (lambda x: x)
     last = (cr.q, cr.v, stop, cr.next.copy())
     if B is None:
-        status, steps, stop, msgs = int(status[0]), int(steps[0]), float(stop[0]), msgs[0]
+        status, steps, stop, msgs = as_status(status[0]), int(steps[0]), float(stop[0]), msgs[0]
     traj = Trajectory(run.TREC.copy(), sq(rec.q), sq(rec.v), sq(rec.kinetic), sq(rec.potential), status, steps,
                       stop, msgs, info)
     traj._last = last

@@ -5,7 +5,22 @@ from ..errors import SingularJointError
 
 
 class SimulationStatus(enum.IntEnum):
-    """Why a trajectory stopped (0: it reached t_final).  The singular codes are those of ej.Status."""
+    """Why a trajectory stopped (0: it reached t_final), an ``IntEnum``; the singular codes are
+    those of ``ej.Status``.
+
+    | code | name | meaning |
+    |---|---|---|
+    | 0 | ``OK`` | reached t_final |
+    | 3 | ``SINGULAR_JOINT`` | a joint's Jacobian lost rank (gimbal lock) |
+    | 4 | ``SINGULAR_ARTICULATED_INERTIA`` | no inertia along a joint's motion (massless subtree) |
+    | 5 | ``SINGULAR_MASS_MATRIX`` | the mass matrix is singular (models with couplers) |
+    | 10 | ``NONFINITE_STATE`` | q or qd became NaN or inf: the integration diverged |
+    | 11 | ``NONFINITE_TORQUE`` | the control law returned NaN or inf |
+    | 12 | ``ENERGY_BLOWUP`` | abs(T + V) exceeded ``max_energy`` at a recorded state |
+    | 13 | ``STEP_SIZE_UNDERFLOW`` | dopri5: the step size fell below rounding of t |
+    | 14 | ``INTERRUPTED`` | Ctrl-C (SIGINT) before t_final |
+    | 15 | ``CONSTRAINT`` | loop models: a loop closure could not be assembled or solved |
+    """
     OK = 0
     SINGULAR_JOINT = 3                  # a joint's Jacobian lost rank (gimbal lock)
     SINGULAR_ARTICULATED_INERTIA = 4    # no inertia along a joint's motion (massless subtree)
@@ -16,6 +31,17 @@ class SimulationStatus(enum.IntEnum):
     STEP_SIZE_UNDERFLOW = 13            # dopri5: the step size fell below rounding of t
     INTERRUPTED = 14                    # the run was interrupted (Ctrl-C, SIGINT) before t_final
     CONSTRAINT = 15                     # (loop models) a loop closure could not be assembled or solved
+
+    def __str__(self):
+        return f"{self.name} ({int(self)})"
+
+
+def as_status(code):
+    """The ``SimulationStatus`` of an integer code (the integer itself for a code it does not name)."""
+    try:
+        return SimulationStatus(int(code))
+    except ValueError:
+        return int(code)
 
 
 # the same codes as plain integers, for compiled code
@@ -31,9 +57,12 @@ ENERGY_FACTOR = 1e6
 
 
 class SimulationError(SingularJointError):
-    """A simulation stopped before its end: ``partial`` holds the trajectory up to the last good
-    state, ``status`` the ``SimulationStatus``, ``time`` and ``joint`` (a name or None) where and
-    at which joint it happened."""
+    """A simulation stopped before its end (``ej.simulate`` with ``errors="raise"``); a subclass of
+    ``ej.SingularJointError``, hence of ``ValueError``.  ``partial`` holds the trajectory up to
+    the stop (one trajectory: its records up to the stop, then the last good state when it lies
+    after them; a batch: the whole batch, NaN after each stop, statuses in
+    ``partial.status``), ``status`` the ``SimulationStatus``, ``time`` and ``joint`` (a name or
+    None) where and at which joint it happened."""
 
     def __init__(self, message, partial, status=None, time=None, joint=None):
         super().__init__(message)

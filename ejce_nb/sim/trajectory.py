@@ -4,8 +4,9 @@ import json
 
 import numpy as np
 
-from .animate import animate_trajectory
+from .animate import MAX_FRAMES, animate_trajectory
 from .plot import plot_trajectory
+from .status import as_status
 
 
 def coordinate_names(model):
@@ -36,11 +37,19 @@ class Trajectory:
     steps for dopri5); ``stop_time``: the time of the last good state; ``message``: why it stopped
     ("" if it did not; a list for a batch).  Rows after a trajectory stopped are NaN; an
     interrupted run (``SimulationStatus.INTERRUPTED``) keeps only the rows it computed.
-    ``limit_work``, ``damping_work``: the work of the joint limits and of the joint damping since
-    t = 0 (T, [B]), so that E(t) - E(0) = limit_work + damping_work + the work of the joint forces
-    tau and of time-driven joints.  ``info``:
-    method, dt, record_every, tolerances, coordinate and velocity names, function evaluations
-    (``nfev``) and rejected steps (``nrejected``, dopri5), wall time."""
+    ``limit_work``, ``damping_work``: the work (J) of the joint limits and of the joint damping
+    since t = 0 (T, [B]), by the trapezoid rule over the recorded states (None when the run had
+    none; a step that enters or leaves a limit from the crossing point), so that E(t) - E(0) =
+    limit_work + damping_work + the work of tau, f_ext and time-driven joints, plus the
+    integration error (first order in dt at a contact, where the damping force jumps: 1% of the
+    limit's work at dt = 1e-4 on a pendulum swung into its limit at 4 rad/s).  ``info``: method,
+    dt, t_final, record_every, rtol, atol, ``coordinate_names``, ``velocity_names``, ``nfev`` and
+    ``nrejected`` (dopri5), ``wall_time``, ``limits``, ``damping``, ``forced``, ``rheonomic``, ...
+    ``batch``: B or None; ``len(traj)`` = T.  A loop model's trajectory adds
+    ``position_residual`` and ``velocity_residual`` (T, [B]).
+
+    ``energy_drift()``, ``save(path)`` / ``Trajectory.load(path)``, ``to_csv(path)``,
+    ``plot(...)``, ``animate(...)``: below."""
 
     def __init__(self, t, q, qd, kinetic, potential, status=0, steps=None, stop_time=None, message="",
                  info=None):
@@ -90,8 +99,54 @@ class Trajectory:
             return None
         return _cumulative_work(self.t, -np.sum(np.asarray(d) * self.qd * self.qd, axis=-1))
 
+    def energy_balance(self, trajectory=0):
+        """The energy balance of one trajectory (of a batch: number ``trajectory``) over its
+        recorded states up to its last finite one, a dict: ``E0``, ``dE`` = E(end) - E(0),
+        ``limit_work`` and ``damping_work`` (None where there are none), ``rest`` = dE less those
+        (the work of the joint forces and of time-driven joints, and the integration error);
+        with joint limits also ``limit_events``, the recorded intervals in which a limited
+        coordinate enters or leaves its limit, ``rest_at_limits``, the part of ``rest`` gained over
+        them (a limit's damping force switches on or off inside such an interval, where a
+        fixed-step method is first order, so this part shrinks like dt, not like the method's
+        order), and ``quadrature``, an estimate of the error of ``limit_work`` (the trapezoid rule
+        on the recorded states): a third of its change when every second state is left out."""
+        one = (lambda x: x) if self.batch is None else (lambda x: x[:, trajectory])
+        E = one(self.energy)
+        good = np.nonzero(np.isfinite(E))[0]
+        last = int(good[-1]) if len(good) else 0
+        E = E[:last + 1]
+        out = dict(E0=float(E[0]), dE=float(E[-1] - E[0]), limit_work=None, damping_work=None, limit_events=0,
+                   rest_at_limits=0.0, quadrature=0.0)
+        rest = E - E[0]
+        W = self.limit_work
+        if W is not None:
+            W = one(W)[:last + 1]
+            out["limit_work"] = float(W[-1])
+            rest = rest - W
+            LIM = np.array(self.info["limit_table"], dtype=np.float64).reshape(-1, 4)
+            DQ = np.array(self.info["limit_coordinates"], dtype=np.int64)
+            k = np.nonzero((DQ >= 0) & (LIM[:, 2] + LIM[:, 3] > 0))[0]
+            x = one(self.q)[:last + 1][:, DQ[k]]
+            beyond = (x < LIM[k, 0]) | (x > LIM[k, 1])
+            events = np.any(beyond[1:] != beyond[:-1], axis=1)
+            out["limit_events"] = int(np.count_nonzero(events))
+            if last >= 2:
+                even = last - last % 2
+                half = limit_work(self.t[:even + 1:2], LIM, DQ, one(self.q)[:even + 1:2], one(self.qd)[:even + 1:2])
+                out["quadrature"] = abs(float(W[even] - half[-1])) / 3.0
+        D = self.damping_work
+        if D is not None:
+            D = one(D)[:last + 1]
+            out["damping_work"] = float(D[-1])
+            rest = rest - D
+        out["rest"] = float(rest[-1])
+        if out["limit_events"]:
+            out["rest_at_limits"] = float(np.sum(np.diff(rest)[events]))
+        return out
+
     def energy_drift(self):
-        """max_t |E(t) - E(0)| / max(|E(0)|, max_t T(t)) (per trajectory; NaN rows ignored)."""
+        """max_t |E(t) - E(0)| / max(|E(0)|, max_t T(t)): a float, or (B,) per trajectory (NaN
+        rows ignored)."""
         with np.errstate(invalid="ignore"):
             d = np.nanmax(np.abs(self.energy - self.energy[:1]), axis=0)
             scale = np.maximum(np.abs(self.energy[0]), np.nanmax(np.abs(self.kinetic), axis=0))
@@ -122,6 +177,8 @@ class Trajectory:
         for k in ("status", "steps", "stop_time"):
             if scalar:
                 a[k] = a[k].item()
+        if scalar:
+            a["status"] = as_status(a["status"])
         return cls(a["t"], a["q"], a["qd"], a["kinetic"], a["potential"], a["status"], a["steps"], a["stop_time"],
                    message, meta)
 
@@ -152,21 +209,32 @@ class Trajectory:
         names to select; a unit quaternion's rotation as its rotation vector, rad) and, given
         ``model``, 3-D stick figures (equal axes; body origins from ``ej.forward_kinematics``,
         parent to child) at the recorded times nearest to ``snapshots`` (default: start,
-        middle, end).  What is left out (times past a stop, unselected coordinates) is said in
-        the figure.  Saved to ``path`` when given; returns the matplotlib Figure
+        middle, end).  Coordinates are labelled by joint name, one panel per unit (rad, m, from
+        the joint's motion; given ``model``), a unit quaternion as the three components of its
+        rotation vector (``<joint>.rotvec_x`` ...).  Equal axes: the three axes of a stick figure
+        share one scale (a cube of limits around every drawn point, drawn as a cube), so a link
+        looks as long in every direction.  What is left out (unselected coordinates, snapshots
+        past the last recorded state) is said in the figure's title.  ``trajectory``: which one of
+        a batch.  Saved to ``path`` when given; returns the matplotlib Figure
         (``ejce_nb.sim.plot``)."""
         return plot_trajectory(self, model, path, snapshots, coordinates, trajectory)
 
-    def animate(self, model, path, fps=30, stride=None, trajectory=0, max_frames=300, dpi=80):
+    def animate(self, model, path, fps=30, stride=None, trajectory=0, max_frames=MAX_FRAMES, dpi=80, progress=None):
         """Write an animation of the mechanism (the stick figure of ``plot``: body origins,
-        parent to child, on equal axes fixed over the whole run) to ``path`` with matplotlib's
-        animation writers: a ``.gif`` through Pillow, an ``.mp4`` (or ``.mkv``, ``.mov``,
-        ``.avi``) through ffmpeg, which must be installed (a clear ``RuntimeError`` otherwise).
-        One frame every ``stride`` recorded states (default: at most ``max_frames`` frames),
-        shown at ``fps`` frames per second; ``trajectory``: which one of a batch.  Returns the
-        number of frames written (``ejce_nb.sim.animate``)."""
+        parent to child, and the links that close each loop, on equal axes fixed over the whole
+        run, the model's up against gravity up) to ``path`` with matplotlib's animation writers:
+        a ``.gif`` through Pillow, an ``.mp4`` (or ``.mkv``, ``.mov``, ``.avi``) through ffmpeg,
+        which must be installed (otherwise a ``RuntimeError`` saying so, before anything is
+        drawn); any other suffix is a ``ValueError``.  By default the frames are the finite
+        recorded states nearest to real time at ``fps`` frames per second (all of them where
+        they are recorded more sparsely), at most ``max_frames`` (then spread evenly: faster
+        than real time; the title says the speed); ``stride``: every ``stride``-th finite
+        recorded state instead; the last one always, each with its time.  ``trajectory``: which
+        one of a batch; ``progress``: a tqdm bar over the frames (None: when there are more than
+        100).  Returns the number of frames written (``ejce_nb.sim.animate``; ``frame_rows`` and
+        ``playback`` say which and at what speed).  Needs the ``plot`` extra."""
         return animate_trajectory(self, model, path, fps=fps, stride=stride, trajectory=trajectory,
-                                  max_frames=max_frames, dpi=dpi)
+                                  max_frames=max_frames, dpi=dpi, progress=progress)
 
 
 def limit_torques(LIM, DOFQ, Q, V):
@@ -193,8 +261,10 @@ def limit_torques(LIM, DOFQ, Q, V):
 def limit_work(t, LIM, DOFQ, Q, V):
     """The work (T, [B]) of the limits' forces since t[0] along recorded states Q (T, [B], nq),
     V (T, [B], nv): the trapezoid rule on each limited coordinate's power, where a step enters or
-    leaves a limit from the point where the coordinate crosses it (linear in the step), so that
-    the jump of the damping force at contact costs no first-order error."""
+    leaves a limit from the point where the coordinate crosses it (linear in the step), the power
+    there taken on the limit's side (the damping force as the coordinate enters, not the zero
+    force just outside), so that the jump of the damping force at contact costs no first-order
+    error."""
     Q = np.asarray(Q, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     W = np.zeros(V.shape[:-1])
@@ -221,7 +291,8 @@ def limit_work(t, LIM, DOFQ, Q, V):
             with np.errstate(invalid="ignore", divide="ignore"):
                 th = np.clip((bound - x0) / (x1 - x0), 0.0, 1.0)
             uc = u0 + th * (u1 - u0)
-            Pc = power(np.full(uc.shape, bound), uc)
+            # at the bound on the limit's side: penetration zero, the damping force on
+            Pc = power(np.full(uc.shape, np.nextafter(bound, -np.inf if bound == LIM[k, 0] else np.inf)), uc)
             part = np.where(cross & o1, 0.5 * (Pc + P[1:]) * (1.0 - th) * dt, part)
             part = np.where(cross & o0, 0.5 * (P[:-1] + Pc) * th * dt, part)
         inc = inc + part

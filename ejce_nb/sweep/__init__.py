@@ -27,7 +27,7 @@ The modules, in the order a sweep uses them:
   Dask task per chunk, each worker writing its chunks itself; ``api``: ``sweep``, ``open_sweep``.
 * ``result``, ``arrays``, ``summary``, ``plot``: reading the store (matplotlib only for a plot).
 
-zarr and tqdm are the ``sweep`` extra (``pip install "ejce_nb[sweep]"``), imported only when a
+zarr and tqdm are the ``sweep`` extra (``pip install ".[sweep]"``), imported only when a
 sweep runs or is opened.  Memory stays bounded by a few chunks whatever ``n`` is.
 """
 from .api import open_sweep, sweep

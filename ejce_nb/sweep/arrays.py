@@ -95,7 +95,7 @@ class SweepArray:
         try:
             import dask.array as da
         except ImportError:
-            raise ValueError('to_dask needs dask: pip install "ejce_nb[dask]"') from None
+            raise ValueError('to_dask needs dask: pip install ".[dask]"') from None
         return da.from_array(self, chunks=self.chunks, asarray=True, fancy=False)
 
 

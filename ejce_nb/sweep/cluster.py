@@ -61,7 +61,7 @@ class Session:
         try:
             from distributed import as_completed
         except ImportError:
-            raise ValueError('scheduler=client needs dask.distributed: pip install "ejce_nb[dask]"') from None
+            raise ValueError('scheduler=client needs dask.distributed: pip install ".[dask]"') from None
         if not target.shared:
             raise ValueError(f"scheduler=client: the workers cannot write {target.label} (a MemoryStore lives in "
                              "this process, a ZipStore takes one writer); give a directory every worker sees "

@@ -124,7 +124,7 @@ class Sampler:
     each chunk, or a function ``f(rng, size)`` returning ``size`` rows, where ``rng`` is a
     ``StreamRNG`` of that chunk (row i of every draw belongs to sample ``rng.indices[i]``).
     ``tolerances``: a ``Tolerances`` for model-parameter sampling.  A sampled ``t`` is stored as
-    the input ``"t"`` (n,)."""
+    the input ``"t"`` (n,).  Giving an input no quantity uses is a ``ValueError``."""
 
     def __init__(self, q=None, qd=None, qdd=None, tau=None, t=None, tolerances=None):
         self.sources = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "t": t}

@@ -79,7 +79,7 @@ def package_hash():
 def diff(stored, given):
     """What differs between two sweep descriptions, in words."""
     out = []
-    for key in ("n", "chunk_size", "seed", "t", "quantities", "store_inputs"):
+    for key in ("n", "chunk_size", "seed", "t", "quantities", "store_inputs", "loops"):
         if stored.get(key) != given.get(key):
             out.append(f"{key}: stored {stored.get(key)!r}, given {given.get(key)!r}")
     if stored.get("model") != given.get("model"):

@@ -15,6 +15,10 @@ from .libm import digest as numerics
 from .manifold import bind_source
 from .params import Params, param_rows
 from .sources import Constant
+from ..algorithms.loops.assembly import independent_variables
+from ..algorithms.loops.kernel import ST_INPUT
+from ..errors import Status
+from ..sim.closed import assemble_batch
 
 FORMAT = "ejce_nb.sweep"
 # 4: every chunk written through zarr; the store is complete once .sweep/done exists
@@ -27,9 +31,10 @@ WARM_STATES = 67
 
 
 class SweepError(RuntimeError):
-    """A sweep stopped: a chunk failed (``chunk``, ``samples`` = range of its samples,
-    ``sample_indices`` = the offending samples when known, ``reason``).  Finished chunks stay in
-    ``result`` (a ``SweepResult``) and a rerun with the same arguments resumes."""
+    """A sweep stopped (a ``RuntimeError``): a chunk failed as a whole (``chunk``, ``samples`` =
+    the range of its samples, ``sample_indices`` = the offending samples when known,
+    ``reason``).  The chunks finished before it stay in ``result`` (the partial
+    ``SweepResult``) and a rerun with the same arguments resumes."""
 
     def __init__(self, message, chunk=None, samples=None, sample_indices=None, reason=None, result=None):
         super().__init__(message)
@@ -97,7 +102,7 @@ class Plan:
     """The arguments of ``ej.sweep`` checked and bound to the model: the quantities, each input's
     source, the arrays written, the store's description (``spec``) and its fingerprint."""
 
-    def __init__(self, model, n, quantities, sampler, chunk_size, seed, t, store_inputs):
+    def __init__(self, model, n, quantities, sampler, chunk_size, seed, t, store_inputs, independent=None):
         if not isinstance(model, Model):
             raise ValueError(f"model must be an ej.Model (e.g. ej.models.load('arm7')), got {type(model).__name__}")
         self.n = count(n, "n")
@@ -114,6 +119,18 @@ class Plan:
             raise ValueError(f"store_inputs must be True or False, got {store_inputs!r}")
         self.quantities = qty.parse(quantities, model)
         sampler = as_sampler(sampler)
+        # a model with loop closures: the velocity variables held while each sample is assembled
+        self.hold = None
+        if model.has_loops:
+            if sampler.tolerances is not None:
+                raise ValueError("Tolerances: a tolerance study of a model with loop closures is not supported (each "
+                                 "perturbed model would need its own assembly)")
+            ind = independent_variables(model, independent)
+            self.hold = np.zeros(model.nv)
+            self.hold[ind] = 1.0
+            self.independent = [model.velocity_names[k] for k in ind]
+        elif independent is not None:
+            raise ValueError("independent: the model has no loop closures; every coordinate is sampled independently")
         needed = ["q", "qd"]
         for _, kind, _ in self.quantities:
             needed += [x for x in qty.QUANTITIES[kind].inputs if x not in needed]
@@ -134,6 +151,9 @@ class Plan:
         if not store_inputs:
             self.regenerated = {k for k, s in self.sources.items() if s.regenerable}
             self.regenerated |= {f for f, _ in self.params.fields} if self.params is not None else set()
+            if self.hold is not None:
+                # the closed states are stored: drawing again gives the samples before assembly
+                self.regenerated -= {"q", "qd"}
         names = list(self.input_shapes) + list(self.output_shapes) + [STATUS]
         self.written = [nm for nm in names if nm not in self.regenerated]
         self.paths = _array_paths(names)
@@ -153,6 +173,8 @@ class Plan:
             "model": model.to_dict(),
             "arrays": {nm: entry(nm) for nm in names},
         }
+        if self.hold is not None:
+            self.spec["loops"] = {"independent": self.independent}
         self.fingerprint = fingerprint.fingerprint(self.spec)
         self.code = fingerprint.package_hash()
         self.numerics = numerics()
@@ -219,10 +241,13 @@ class Plan:
                 x[name] = src.draw(self.entropy, name, first, m, self._buf(slot, name))
             except Exception as e:
                 raise ChunkFailure(k, first, stop, f"drawing {name} failed: {type(e).__name__}: {e}") from e
-        stored = {name: a for name, a in x.items() if name not in self.regenerated}
+        x.setdefault("t", self.t)
+        closed = None
+        if self.hold is not None:
+            closed = self._close(k, first, stop, x)
+        stored = {name: a for name, a in x.items() if name not in self.regenerated and name in self.input_shapes}
         if inputs_drawn is not None and stored:
             inputs_drawn(dict(stored))
-        x.setdefault("t", self.t)
         status = np.zeros(m, dtype=np.int8)
         out = {}
         try:
@@ -235,9 +260,31 @@ class Plan:
         except qty.EvalError as e:
             raise ChunkFailure(k, first, stop, f"{e.quantity}: {type(e.exc).__name__}: {e.exc} (sample "
                                f"numbers in the message count from sample {first} of the sweep)") from e.exc
+        if closed is not None and closed.any():
+            # a sample that does not close: its outputs NaN, its status says why
+            for a in out.values():
+                a[closed] = np.nan
+            status[closed] = np.where(x["_closed"][3][closed, 0] == ST_INPUT, int(Status.NONFINITE_INPUT),
+                                      int(Status.LOOP_NOT_CLOSED))
         stored.update(out)
         stored[STATUS] = status
         return stored
+
+    def _close(self, k, first, stop, x):
+        """Assemble the chunk's samples (model with loop closures): q and qd replaced by the closed
+        state (the held coordinates kept), x["_closed"] the constrained dynamics there
+        (``sim.closed.assemble_batch``); returns which samples did not close."""
+        m = stop - first
+        nv = self.model.nv
+        q = np.array(x["q"], dtype=np.float64, order="C")
+        qd = np.array(x["qd"], dtype=np.float64, order="C")
+        tau = np.array(x["tau"], dtype=np.float64, order="C") if "tau" in x else np.zeros((m, nv))
+        try:
+            res = assemble_batch(self.model, q, qd, tau, x["t"], self.hold)
+        except Exception as e:
+            raise ChunkFailure(k, first, stop, f"assembling the loops failed: {type(e).__name__}: {e}") from e
+        x["q"], x["qd"], x["_closed"] = q, qd, res
+        return res[3][:, 0] != 0
 
     def _evaluate_groups(self, k, first, stop, x, out, status):
         """Tolerance study: each group of samples in the chunk on its own perturbed model."""

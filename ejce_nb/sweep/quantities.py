@@ -4,7 +4,13 @@ needs besides q and t, the arrays it stores per sample and the batch call that c
 
 Quantities of the same states share what they can, through ``Batch.shared``: ``rnea`` and
 ``aba`` one forward sweep (``ej.evaluate``), the poses of several bodies one forward
-kinematics."""
+kinematics.
+
+A model with loop closures is swept on its closed states (``plan``: each sample assembled, its
+velocities projected, its constrained dynamics solved, ``sim.closed.assemble_batch``): its
+quantities are the loop ones (``constrained_dynamics``, ``loop_residual``) and those of the
+kinematics, which hold for the closed mechanism; the open tree's dynamics (``rnea``, ``aba``,
+``mass_matrix``, ``nonlinear_effects``) would ignore the loops and are refused there."""
 import numpy as np
 
 from ..calls import public
@@ -18,17 +24,19 @@ class Quantity:
     trailing shape)] stored per sample, ``compute(batch, body)`` → ({suffix: (m, ...)}, status
     (m,)); ``body``: named ``kind:BODY``."""
 
-    def __init__(self, kind, inputs, description, arrays, compute, body):
+    def __init__(self, kind, inputs, description, arrays, compute, body, models):
         self.kind, self.inputs, self.description = kind, tuple(inputs), description
         self.arrays, self.compute, self.body = arrays, compute, body
+        # "any" model, the open "tree"'s dynamics (not for a model with loops), or "loops" only
+        self.models = models
 
 
 QUANTITIES = {}
 
 
-def register(kind, inputs, description, arrays, body=False):
+def register(kind, inputs, description, arrays, body=False, models="any"):
     def add(compute):
-        QUANTITIES[kind] = Quantity(kind, inputs, description, arrays, compute, body)
+        QUANTITIES[kind] = Quantity(kind, inputs, description, arrays, compute, body, models)
         return compute
     return add
 
@@ -67,25 +75,25 @@ def _dynamics(b):
                                                      out={k: b.buffer(k) for k in kinds}))
 
 
-@register("rnea", ("qd", "qdd"), "joint forces tau (nv,) of inverse dynamics at (q, qd, qdd)", _vector)
+@register("rnea", ("qd", "qdd"), "joint forces tau (nv,) of inverse dynamics at (q, qd, qdd)", _vector, models="tree")
 def _rnea(b, body):
     values, codes = _dynamics(b)
     return {"": values["rnea"]}, codes["rnea"]
 
 
-@register("aba", ("qd", "tau"), "accelerations qdd (nv,) of forward dynamics at (q, qd, tau)", _vector)
+@register("aba", ("qd", "tau"), "accelerations qdd (nv,) of forward dynamics at (q, qd, tau)", _vector, models="tree")
 def _aba(b, body):
     values, codes = _dynamics(b)
     return {"": values["aba"]}, codes["aba"]
 
 
-@register("mass_matrix", (), "joint-space mass matrix (nv, nv)", lambda m: [("", (m.nv, m.nv))])
+@register("mass_matrix", (), "joint-space mass matrix (nv, nv)", lambda m: [("", (m.nv, m.nv))], models="tree")
 def _mass_matrix(b, body):
     value, st = mass_matrix(b.model, b.q, t=b.t, errors="flag")
     return {"": value}, st
 
 
-@register("nonlinear_effects", ("qd",), "h(q, qd) (nv,)", _vector)
+@register("nonlinear_effects", ("qd",), "h(q, qd) (nv,)", _vector, models="tree")
 def _nonlinear_effects(b, body):
     value, st = nonlinear_effects(b.model, b.q, b.x["qd"], t=b.t, errors="flag")
     return {"": value}, st
@@ -129,6 +137,29 @@ def _body_jacobian(b, body):
     return {"": value}, st
 
 
+def _closed(b):
+    """(QDD, TC, WR, SC) of the chunk's closed states (``plan``, ``sim.closed.assemble_batch``)."""
+    return b.x["_closed"]
+
+
+@register("constrained_dynamics", ("qd", "tau"),
+          "constrained forward dynamics of the closed mechanism at (q, qd, tau): accelerations qdd (nv,), "
+          "constraint forces tau_constraint = Jc^T lam (nv,), each loop's constraint wrench on body_b "
+          "(n_loops, 6)", lambda m: [(".qdd", (m.nv,)), (".tau_constraint", (m.nv,)), (".wrench", (len(m.loops), 6))],
+          models="loops")
+def _constrained_dynamics(b, body):
+    QDD, TC, WR, SC = _closed(b)
+    return {".qdd": QDD, ".tau_constraint": TC, ".wrench": WR}, np.zeros(len(b.q), dtype=np.int8)
+
+
+@register("loop_residual", ("qd",), "residuals of the loop constraints at the closed state: position "
+          "max_l |N_l^T e_l| (), velocity max |Jc qd + s| ()", lambda m: [(".position", ()), (".velocity", ())],
+          models="loops")
+def _loop_residual(b, body):
+    SC = _closed(b)[3]
+    return {".position": SC[:, 3], ".velocity": SC[:, 4]}, np.zeros(len(b.q), dtype=np.int8)
+
+
 # ---------------------------------------------------------------------------- names and arrays
 def names():
     return [k + (":BODY" if q.body else "") for k, q in QUANTITIES.items()]
@@ -152,6 +183,14 @@ def parse(quantities, model):
         kind, _, body = q.partition(":")
         if kind not in QUANTITIES:
             raise ValueError(f"unknown quantity {q!r}; known: {', '.join(names())}")
+        if QUANTITIES[kind].models == "tree" and model.has_loops:
+            raise ValueError(
+                f"quantity {q!r}: the model has loop closures ({', '.join(repr(L.name) for L in model.loops)}), and "
+                f"{kind} would be the open tree's, as if the loops were cut; a sweep of a loop model samples closed "
+                "states and gives constrained_dynamics (accelerations, constraint forces and wrenches), loop_residual "
+                "and the kinematics (forward_kinematics:BODY, body_jacobian:BODY, joint_terms, kinetic_energy)")
+        if QUANTITIES[kind].models == "loops" and not model.has_loops:
+            raise ValueError(f"quantity {q!r} is for models with loop closures; this model has none (use aba, rnea)")
         if QUANTITIES[kind].body:
             if not body:
                 raise ValueError(f"quantity {q!r} needs a body: '{kind}:BODY' with BODY one of "

@@ -17,10 +17,35 @@ from .store import Target, done_chunks, failures, read_root
 
 
 class SweepResult:
-    """A sweep's store: ``result[name]`` for every quantity and input and for ``"status"`` (a
-    ``SweepArray``; ``result["joint_terms"]`` has ``.J``, ``.sigma``, ``.bias``), ``n``,
-    ``quantities``, ``inputs``, ``path``, ``model``, ``complete``; ``summary()``,
-    ``status_counts()``, ``histogram()``, ``workspace()``, ``plot()``, ``sample_model(i)``."""
+    """A sweep's store (``ej.sweep``, ``ej.open_sweep``).
+
+    ``result[name]`` for every quantity, for the sampled inputs ``"q"``, ``"qd"``, ``"qdd"`` (when
+    an inverse-dynamics quantity needs it), ``"tau"`` (when a forward-dynamics one does), ``"t"``
+    (when sampled) and the model parameters of a tolerance study, and for ``"status"``: a
+    ``SweepArray`` with a leading axis of length n (``shape``, ``dtype``, ``len()``; indexing
+    reads only the chunks it touches, ``np.asarray`` loads it, missing chunks read as NaN (-1 in
+    ``status``); ``read_chunk(k)``, ``iter_chunks()`` -> ``(first, stop, rows)``,
+    ``to_dask()``); ``result["joint_terms"]`` has ``.J``, ``.sigma``, ``.bias``.  ``keys()``,
+    ``arrays``.
+
+    Attributes: ``n``, ``n_done``, ``chunk_size``, ``nchunks``, ``chunks_done``, ``quantities``,
+    ``inputs``, ``path`` (the local directory, else the URL or the store's name), ``store`` (the
+    zarr store), ``seed``, ``t``, ``model``, ``complete``, ``run_info`` (after ``ej.sweep``:
+    ``computed`` states, ``seconds`` of the chunks, ``compile_seconds`` of the kernels' compile or
+    cache load before them, apart from ``seconds``; ``chunks``, ``resumed_chunks``,
+    ``flagged``).
+
+    Methods: ``refresh()`` (re-read the finished chunks), ``missing()`` (sample ranges of
+    unfinished chunks), ``failures()`` (recorded chunk failures), ``status_counts()`` ->
+    ``{ej.Status: count}``, ``summary(names=None)`` -> ``{array: Stats}`` (``count``, ``min``,
+    ``max``, ``mean``, ``std`` over the finite rows; ``.status`` the status counts; ``str()`` a
+    table naming the flagged samples' codes), ``histogram(name, bins=50, range=None)`` ->
+    ``(counts, edges)`` per entry, ``workspace(body=None, max_points=None)`` -> (k, 3) positions
+    of a ``forward_kinematics:BODY`` body's origin, ``plot(path=None, bins=50,
+    max_points=20000, names=None)`` -> the path of a figure of the histograms and workspace
+    clouds (default ``<out>.report.png`` beside a local directory, required for other stores;
+    needs matplotlib, imported only then), ``sample_model(i)``, ``to_dask(name)``.  Summaries,
+    histograms and clouds leave NaN rows out."""
 
     def __init__(self, out):
         self._target = out if isinstance(out, Target) else Target(out, read_only=True)

@@ -54,8 +54,9 @@ class StreamRNG:
     sample ``indices[i]``'s own part of the stream, so a sampler function that builds row i from
     row i's draws (and ``indices[i]``) gives the same values whatever the chunking.
 
-    Each method call is a new draw with its own stream; ``size`` is the number of samples (the
-    chunk's, given to the sampler) or a shape that starts with it, like ``(size, 7)``."""
+    Methods ``random``, ``uniform``, ``normal``, ``standard_normal``, ``integers``; each call is
+    a new draw with its own stream; ``size`` is the number of samples (the chunk's, given to the
+    sampler) or a shape that starts with it, like ``(size, 7)``."""
 
     def __init__(self, entropy, stream, first, size):
         self._entropy = tuple(entropy)

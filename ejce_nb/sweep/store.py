@@ -22,7 +22,7 @@ import numpy as np
 from . import fingerprint as fp
 from .plan import FORMAT, FORMAT_VERSION, NOT_COMPUTED, STATUS, ChunkFailure
 
-INSTALL = 'pip install "ejce_nb[sweep]"'
+INSTALL = 'pip install ".[sweep]"'
 FINGERPRINT = "ejce_nb.sweep.fingerprint"
 NUMERICS = "ejce_nb.sweep.numerics"
 DONE = ".sweep/done"

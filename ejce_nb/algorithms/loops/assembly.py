@@ -6,13 +6,20 @@ e = [log(R_rel R_c(q_c)^T); r_rel - r_c(q_c)] (6 per loop, A axes), whose deriva
 [G, -J_c] in the tangent coordinates (G the relative-twist Jacobian, J_c the closure joint's
 EJCE Jacobian).  Gauss-Newton with minimum-norm steps (the smallest correction of the
 coordinates, so the solution stays nearest the guess) and a backtracking line search on |e|.
+
+``independent_variables`` chooses the velocity variables that a sweep of a loop model samples
+(the others follow from the loops), ``held_indices`` reads such a choice, and
+``assembled_neutral`` is ``Model.neutral()`` of a loop model.
 """
+import warnings
+
 import numpy as np
 
 from .reference import (ConstraintError, _closure_all, _frame, _pose_error, _require_loops, _skew,
                        closure_coordinates, closure_model, retract, sweep, world_jacobians)
 from .constrained import loop_terms
 from ...calls.public import mass_matrix
+from ...errors import ClosureWarning
 
 
 def _residual_and_jacobian(model, q, qcs, t, want_jac):
@@ -52,31 +59,117 @@ def _split(model, dx):
     return dx[:model.nv], out
 
 
-def assemble(model, q, fixed=(), t=0.0, tol=1e-12, max_iter=100, return_info=False):
-    """The coordinates nearest to ``q`` that close every loop of the model, with the coordinates
-    ``fixed`` held (velocity-variable indices or velocity / coordinate names of coordinates whose
-    rate is their velocity).  Raises ``ConstraintError`` when Gauss-Newton finds no closure near
-    ``q`` (the residual stalls above ``tol``).  ``return_info=True`` returns ``(q, info)``, info
-    with the closure coordinates ``qc``, ``iterations`` and the final ``residual``."""
-    _require_loops(model, "assemble")
-    q = np.array(q, dtype=float)
-    t = float(t)
-    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"assemble: q must be {model.nq} finite numbers, got shape {q.shape}")
+def held_indices(model, names, what):
+    """Velocity-variable indices from indices or velocity / coordinate names (one, or a list, or
+    a comma-separated string), in the order given; a ValueError naming ``what`` for an unknown
+    name or an index out of range."""
     vnames = list(model.velocity_names)
     cnames = list(model.coordinate_names)
-    held = set()
-    for x in ([fixed] if isinstance(fixed, (str, int, np.integer)) else list(fixed)):
+    if isinstance(names, str):
+        names = [x.strip() for x in names.split(",") if x.strip()]
+    out = []
+    for x in ([names] if isinstance(names, (int, np.integer)) else list(names)):
         if isinstance(x, str):
             if x in vnames:
                 x = vnames.index(x)
             elif x in cnames:
                 x = cnames.index(x)
+            elif x.lstrip("-").isdigit():
+                x = int(x)
             else:
-                raise ValueError(f"assemble: fixed: no coordinate named {x!r}")
-        if not 0 <= int(x) < model.nv:
-            raise ValueError(f"assemble: fixed: index {x} out of range (nv = {model.nv})")
-        held.add(int(x))
+                raise ValueError(f"{what}: no coordinate named {x!r}; the velocity variables are "
+                                 + ", ".join(map(repr, vnames)))
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < model.nv:
+            raise ValueError(f"{what}: index {x!r} out of range (nv = {model.nv})")
+        if int(x) not in out:
+            out.append(int(x))
+    return out
+
+
+def _rank(A):
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > 1e-9 * s[0])) if s[0] > 0 else 0
+
+
+def independent_variables(model, independent=None, q=None, t=0.0):
+    """The velocity variables (indices, increasing) whose coordinates determine the others through
+    the loop constraints, checked at ``q`` (default ``model.neutral()``): ``independent`` as given
+    (indices or names, ``held_indices``), or by default the first ones in tree order: going from
+    the last velocity variable to the first (a unit quaternion's before the others), each that
+    adds to the rank of the constraint Jacobian's columns chosen so far is dependent, until they
+    reach the rank of Jc; the others are independent (a four-bar: the crank's angle).  A ValueError
+    when the given ones do not determine the others (the dependent columns of Jc have a lower rank
+    than Jc) or are more than the mechanism's freedoms (nv - rank Jc)."""
+    from .constrained import loop_terms
+
+    q = model.neutral() if q is None else np.asarray(q, dtype=float)
+    Jc = loop_terms(model, q, np.zeros(model.nv), t).Jc
+    r = _rank(Jc)
+    nv = model.nv
+    names = list(model.velocity_names)
+    if independent is None:
+        quat = set()
+        for j, sl in model.quaternion_blocks():
+            vs = model.v_slice(j)
+            quat.update(range(vs.stop - 3, vs.stop))
+        order = sorted(quat, reverse=True) + [k for k in range(nv - 1, -1, -1) if k not in quat]
+        dep = []
+        for k in order:
+            if len(dep) and _rank(Jc[:, dep]) == r:
+                break
+            if _rank(Jc[:, dep + [k]]) > len(dep):
+                dep.append(k)
+        return [k for k in range(nv) if k not in dep]
+    ind = sorted(held_indices(model, independent, "independent"))
+    dep = [k for k in range(nv) if k not in ind]
+    if len(ind) > nv - r:
+        raise ValueError(f"independent: {', '.join(names[k] for k in ind)} are {len(ind)} velocity variables; the "
+                         f"loops leave the mechanism {nv - r} degree(s) of freedom, so they cannot all be chosen "
+                         "freely")
+    if _rank(Jc[:, dep]) < r:
+        raise ValueError(f"independent: {', '.join(names[k] for k in ind) or 'none'} do not determine the other "
+                         f"coordinates through the loops (the mechanism has {nv - r} degree(s) of freedom); "
+                         "the default would be "
+                         + ", ".join(names[k] for k in independent_variables(model, None, q, t)))
+    return ind
+
+
+def assembled_neutral(model, q, t=0.0):
+    """``Model.neutral()`` of a loop model: ``assemble`` from the tree's neutral configuration q,
+    else from q displaced by a few fixed perturbations (a linkage drawn straight is a singular
+    configuration, where Gauss-Newton cannot move); where none closes, q with a ClosureWarning."""
+    try:
+        return assemble(model, q, t=t)
+    except ConstraintError as e:
+        first = e
+    rng = np.random.default_rng(0)
+    for scale in (0.1, 0.1, 0.3, 0.3, 1.0, 1.0):
+        try:
+            return assemble(model, retract(model, q, rng.normal(0.0, scale, model.nv)), t=t)
+        except ConstraintError:
+            continue
+    warnings.warn(f"the loop closures of this model cannot be assembled near its default coordinates, so neutral() "
+                  f"returns them unclosed; pass a configuration that closes (ej.assemble from a guess). {first}",
+                  ClosureWarning, stacklevel=3)
+    return q
+
+
+def assemble(model, q, fixed=(), t=0.0, tol=1e-12, max_iter=100, return_info=False):
+    """The coordinates nearest to ``q`` that close every loop of the model, with the coordinates
+    ``fixed`` held (velocity-variable indices or velocity / coordinate names of coordinates whose
+    rate is their velocity) held exactly: Gauss-Newton with minimum-norm steps on the tree's free
+    coordinates and the closure coordinates, backtracking on the pose error.  Raises
+    ``ConstraintError`` naming each loop's residual when no closure is found near ``q`` (the
+    residual stalls above ``tol``).  ``return_info=True`` returns ``(q, info)``, info with the
+    closure coordinates ``qc``, ``iterations`` and the final ``residual``."""
+    _require_loops(model, "assemble")
+    q = np.array(q, dtype=float)
+    t = float(t)
+    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
+        raise ValueError(f"assemble: q must be {model.nq} finite numbers, got shape {q.shape}")
+    held = set(held_indices(model, fixed, "assemble: fixed"))
     free = np.array([k for k in range(model.nv) if k not in held], dtype=int)
     qcs, _ = closure_coordinates(model, q, t)
     e, Jx = _residual_and_jacobian(model, q, qcs, t, True)
@@ -118,7 +211,7 @@ def project_velocity(model, q, qd, t=0.0, M=None, terms=None):
     lt = loop_terms(model, q, qd, t) if terms is None else terms
     if lt.Jc.shape[0] == 0:
         return np.array(qd, dtype=float)
-    M = (lt.M if getattr(lt, "M", None) is not None else mass_matrix(model, q, t=t)) if M is None else M
+    M = (lt.M if getattr(lt, "M", None) is not None else mass_matrix(model.open_tree(), q, t=t)) if M is None else M
     MJ = np.linalg.solve(M, lt.Jc.T)
     A = lt.Jc @ MJ
     return qd - MJ @ np.linalg.lstsq(A, lt.velocity_error, rcond=1e-12)[0]

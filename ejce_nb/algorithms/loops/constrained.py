@@ -38,7 +38,9 @@ class LoopTerms:
     loop the (6, nc_l) complement basis N_c (A axes); ``rows``: per loop its slice of rows;
     ``qc``, ``vc``: the closure coordinates and velocities; ``position_error`` (per loop, 6:
     N_c N_c^T of the pose error; 0 when closed), ``velocity_error`` (nc,): Jc v + N_c^T (s - sigma_c);
-    ``M`` (nv, nv), ``h`` (nv,): the tree's mass matrix and nonlinear effects at the state."""
+    ``M`` (nv, nv), ``h`` (nv,): the tree's mass matrix and nonlinear effects at the state;
+    ``position_residual`` / ``velocity_residual``: the max norms of the pose and velocity
+    errors."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -53,9 +55,10 @@ class LoopTerms:
 
 
 def loop_terms(model, q, qd, t=0.0, qc0=None):
-    """``LoopTerms`` of a loop model at (q, qd, t): the constraint Jacobian Jc, the acceleration
-    bias bc and the residuals (see the module's docstring), with the tree's mass matrix ``M`` and
-    nonlinear effects ``h`` of the same sweep.  ``qc0``: closure coordinates to start their
+    """``LoopTerms`` of a loop model at one state (q (nq,), qd (nv,), t): the constraint Jacobian
+    Jc (nc, nv), the acceleration bias bc (nc,) and the residuals (``ModelBuilder.add_loop``
+    states the constraint), with the tree's mass matrix ``M`` and nonlinear effects ``h`` of the
+    same sweep.  ``qc0``: closure coordinates to start their
     search from (e.g. the previous state's)."""
     _require_loops(model, "loop_terms")
     q = np.ascontiguousarray(q, dtype=float)
@@ -314,10 +317,16 @@ def constrained_qdd(model, q, qd, tau, t, redundant, qc0=None):
 def constrained_dynamics(model, q, qd, tau=None, t=0.0, redundant="raise"):
     """Forward dynamics of a model with loop closures: the accelerations qdd that satisfy the
     acceleration-level loop constraints exactly, ``Jc qdd + bc = 0``, and the constraint forces,
-    from ``M qdd + h = tau + Jc^T lam`` (see the module's docstring).  ``q`` (nq,) / ``qd`` (nv,)
-    / ``tau`` (nv,) or a batch (B, ...); returns ``ConstrainedDynamics``.  ``redundant``:
-    "raise" (a rank-deficient Jc raises ``ConstraintError`` naming the loops and directions) or
-    "lstsq" (minimum-norm multipliers)."""
+    from ``M qdd + h = tau + Jc^T lam`` (Cholesky of M and of ``Jc M^-1 Jc^T``).  ``q`` (nq,) /
+    ``qd`` (nv,) / ``tau`` (nv,; default zero) or a batch (B, ...); returns
+    ``ConstrainedDynamics``, whose ``qdd`` (..., nv) satisfies ``Jc qdd + bc = 0`` to rounding.
+    One state is one call of a compiled kernel (the tree's sweep, CRBA, RNEA, the closures'
+    Gauss-Newton and EJCE terms, the KKT solve); a batch (B, nq) runs its states in parallel,
+    each equal to its single call bitwise, whatever the thread count.  ``redundant``: "raise" (a
+    rank-deficient Jc, from redundant closures or a singular configuration, raises
+    ``ConstraintError`` naming each loop and direction) or "lstsq" (minimum-norm multipliers;
+    accelerations exact where the constraints are consistent).  A model with couplers runs on
+    its expansion, reduced by the couplers' Jacobian G (M = G^T M_full G, Jc = Jc_full G)."""
     _require_loops(model, "constrained_dynamics")
     _check_redundant(redundant)
     lstsq = redundant == "lstsq"
@@ -379,7 +388,8 @@ def constrained_inverse_dynamics(model, q, qd, qdd_independent, independent, t=0
     the independent velocity variables ``independent`` (indices or velocity names), the
     accelerations of all variables (from ``Jc qdd + bc = 0``) and the joint forces ``tau`` (nv,
     nonzero only at the independent variables) with the constraint forces that produce them:
-    ``M qdd + h = tau + Jc^T lam``.  Returns ``ConstrainedDynamics`` with ``tau`` added."""
+    ``M qdd + h = tau + Jc^T lam``.  Returns ``ConstrainedDynamics`` with ``tau`` added.
+    ``ConstraintError`` when the independent variables do not determine the others."""
     _require_loops(model, "constrained_inverse_dynamics")
     _check_redundant(redundant)
     names = list(model.velocity_names)

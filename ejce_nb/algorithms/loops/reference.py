@@ -27,8 +27,11 @@ from ...model.builder import ModelBuilder
 
 
 class ConstraintError(ValueError):
-    """The loop constraints are rank-deficient (redundant or singular closures) or cannot be
-    satisfied near the given state; the message names the loops and directions."""
+    """The loop constraints are rank-deficient (redundant closures, e.g. a revolute closure of a
+    planar linkage, whose out-of-plane rows repeat; or a singular configuration) or cannot be
+    closed near the given ``q``; the message names each loop and direction ("loop 'pin':
+    rotation about x of its frame A") or each loop's residual.  A ``ValueError``; the loop
+    functions take no ``errors="flag"``."""
 
 
 def _cross(a, b):
@@ -112,9 +115,10 @@ def sweep(model, q, qd=None, t=0.0):
     the velocity-product terms), joint terms, mass matrix and nonlinear effects, as a dict named
     as ``ej.evaluate``'s results (each from its one-state entry)."""
     qd = np.zeros(model.nv) if qd is None else qd
-    return {"forward_kinematics": forward_kinematics(model, q, qd, np.zeros(model.nv), t=t),
-            "joint_terms": joint_terms(model, q, qd, t=t), "mass_matrix": mass_matrix(model, q, t=t),
-            "rnea": nonlinear_effects(model, q, qd, t=t)}
+    tree = model.open_tree()
+    return {"forward_kinematics": forward_kinematics(tree, q, qd, np.zeros(model.nv), t=t),
+            "joint_terms": joint_terms(tree, q, qd, t=t), "mass_matrix": mass_matrix(tree, q, t=t),
+            "rnea": nonlinear_effects(tree, q, qd, t=t)}
 
 
 def world_jacobians(model, sw, bodies, q=None, t=0.0):

@@ -116,14 +116,27 @@ def evaluate(spec, q, v=None, t=0.0):
 
 
 class Custom(JointSpec):
-    """A joint given by its pose function ``pose(q, t, p) -> (R, r)`` (or ``transform(q, t, p)``
-    returning a 4 x 4 homogeneous transform), with ``nq`` coordinates whose rates are its
-    velocities and the parameters ``params`` (numbers, the ``p`` the functions receive).
+    """A user-defined joint, given by exactly one of its pose function ``pose(q, t, p) -> (R, r)``
+    (R three rows of three entries, r three entries: the pose of C in P) or ``transform(q, t, p)``
+    returning a 4 x 4 homogeneous transform (its rows, at least the first three).
 
-    ``inboard`` / ``outboard``: functions ``(t, p) -> (R, r)`` moving the inboard / outboard
-    frame with time.  ``name`` identifies the joint in model files (``register``).
-    ``q_range``: (low, high) per coordinate (or one pair for all) where the pose is valid, for
-    the checks made when the joint is created and by ``ej.check_joint``."""
+    The function is written with ordinary arithmetic and ``ej.jmath``: a plain function or a
+    ``numba.njit`` dispatcher (functions it calls must be compiled too).  ``q`` holds the joint's
+    ``nq`` coordinates (0 <= nq <= 6), ``t`` the time, ``p`` the float array of ``params``.  The
+    velocities are the coordinate rates (nv = nq).
+
+    ``inboard(t, p)`` / ``outboard(t, p)``: functions returning poses ``(R, r)`` that move the
+    inboard / outboard frame with time; the pose of C in P is then
+    ``inboard(t) . pose(q, t) . outboard(t)^-1``.  ``name`` (default: the function's
+    ``__name__``) identifies the joint in model files (``register``).  ``q_range``: ``(low,
+    high)`` for every coordinate, or one pair per coordinate: where the pose is valid, sampled by
+    the checks made when the joint is created and by ``ej.check_joint``.
+
+    The pose is evaluated on jets for its exact J, sigma and bias.  A pose that does not compile,
+    is not finite or whose R is not a rotation (at five sample points of ``q_range``) is refused
+    with ``ej.ModelError``.  ``joint.with_params(params)`` is the same joint with other
+    parameters.  The compiled wrapper of a pose function is made once per process (it is not in
+    Numba's on-disk cache: one to a few seconds in each new process)."""
     code = CUSTOM
 
     def __init__(self, pose=None, nq=None, params=(), name=None, transform=None, inboard=None, outboard=None,
@@ -229,7 +242,8 @@ def _rebuild(fn_kw, fn, nq, params, name, inboard, outboard, q_range):
 def register(joint, name=None):
     """Make a Custom joint known to model files under ``name`` (default: its own name); a JSON
     joint ``{"type": "Custom", "name": ..., "params": [...]}`` then loads as this joint with the
-    file's parameters.  Returns the joint."""
+    file's parameters (a name not registered in the session is an ``ej.ModelError``).  Returns
+    the joint."""
     if not isinstance(joint, Custom):
         raise ModelError(f"register: expected an ej.joints.Custom joint, got {joint!r}")
     key = joint.name if name is None else name

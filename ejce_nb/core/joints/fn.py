@@ -1,4 +1,12 @@
-"""Coordinate functions of Composite joints: the amount of each elementary motion.
+"""Coordinate functions (``ej.fn``): the amount of each elementary motion of a ``Composite``
+joint and the function of a coordinate coupler (``ModelBuilder.add_coupler``).
+
+``Linear``, ``Poly``, ``MultiPoly``, ``Spline`` and ``PiecewiseLinear`` are functions of the
+joint's coordinates ``q[k]``; ``Poly``, ``Spline`` and ``PiecewiseLinear`` take ``coord="t"`` for
+a function of time instead (a prescribed motion); ``TimePoly`` and ``Harmonic`` are functions of
+time only; ``Sum`` adds any of them (e.g. a coordinate plus a time drive; ``f + g`` is
+``Sum(f, g)``).  Every function has ``f.value(q, t=0.0)``, its value in Python (``q`` a sequence of
+coordinates).  In JSON each is an object with its ``"type"`` and the constructor's fields.
 
 Each function is a sum of terms, encoded for the kernels as a flat float list
 ``[kind, ...parameters]`` (see ``joints.codes``); ``Sum`` concatenates the terms of its parts.
@@ -160,11 +168,17 @@ class MultiPoly(Function):
 
 
 class Spline(_OfOne, Function):
-    """Cubic spline of ``q[coord]`` (or of time, ``coord="t"``) through the knots (x, y); linear beyond the end knots, with
-    the spline's end slopes.  ``end`` sets its end conditions: ``"natural"`` (zero second
-    derivatives at the end knots), ``"simm"`` (OpenSim's ``SimmSpline``: the third derivatives at
-    the ends are those of the cubics through the first and last four knots) or ``"clamped"``
-    (first derivatives ``slopes = (s0, s1)`` at the end knots)."""
+    """Cubic spline of ``q[coord]`` (or of time, ``coord="t"``) through the knots (x, y), x
+    strictly increasing, at least 2 knots; extended linearly beyond the end knots with its end
+    slopes (at the end knots themselves the cubic's second derivative, as OpenSim).
+
+    ``end`` sets its end conditions: ``"natural"`` (zero second derivatives at the end knots; the
+    default, and the meaning of files without ``"end"``), ``"simm"`` (OpenSim's ``SimmSpline``,
+    the spline of Forsythe, Malcolm and Moler: its third derivatives at the ends are those of the
+    cubics through the first and last four knots; three knots: equal second-derivative
+    differences; two knots: a line) or ``"clamped"`` (first derivatives ``slopes = (s0, s1)`` at
+    the end knots).  JSON: the fields ``"end"`` and ``"slopes"``, written only when not natural.
+    ``spline.derivatives(x)`` -> (value, first, second derivative)."""
 
     def __init__(self, coord, x, y, end="natural", slopes=None):
         self.coord = _coord(coord, "Spline coord", time=True)

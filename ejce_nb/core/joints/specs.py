@@ -65,7 +65,7 @@ class JointSpec(ByDict):
 
 
 class Fixed(JointSpec):
-    """No relative motion (nq = 0)."""
+    """No relative motion: C stays at P (nq = nv = 0)."""
     code = C.FIXED
 
     def screw_motions(self):
@@ -91,7 +91,7 @@ class _Axial(JointSpec):
 
 
 class Revolute(_Axial):
-    """Rotation by q about a fixed unit axis of P (= C)."""
+    """Rotation by q about a fixed unit ``axis`` of P (= C): nq = nv = 1."""
     code, nq, nv = C.REVOLUTE, 1, 1
 
     def screw_motions(self):
@@ -99,7 +99,7 @@ class Revolute(_Axial):
 
 
 class Prismatic(_Axial):
-    """Translation by q along a fixed unit axis of P."""
+    """Translation by q along a fixed unit ``axis`` of P: nq = nv = 1."""
     code, nq, nv = C.PRISMATIC, 1, 1
 
     def screw_motions(self):
@@ -107,7 +107,7 @@ class Prismatic(_Axial):
 
 
 class Cylindrical(_Axial):
-    """q = [angle, slide] about and along one axis."""
+    """Rotation and translation about and along one unit ``axis``: q = [angle, slide]."""
     code, nq, nv = C.CYLINDRICAL, 2, 2
 
     def screw_motions(self):
@@ -115,7 +115,8 @@ class Cylindrical(_Axial):
 
 
 class Helical(_Axial):
-    """Rotation by q about the axis with translation pitch * q along it."""
+    """Screw motion: rotation by q about the unit ``axis`` with translation ``pitch * q`` along
+    it (translation = pitch x angle): nq = nv = 1."""
     code, nq, nv = C.HELICAL, 1, 1
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch=0.0):
@@ -136,7 +137,8 @@ class Helical(_Axial):
 
 
 class Universal(JointSpec):
-    """Rotation q0 about axis1, then q1 about axis2 of the once-rotated frame."""
+    """Rotation q0 about ``axis1``, then q1 about ``axis2`` of the once-rotated frame (the
+    rotated axis2); the axes must not be parallel."""
     code, nq, nv = C.UNIVERSAL, 2, 2
 
     def __init__(self, axis1=(1.0, 0.0, 0.0), axis2=(0.0, 1.0, 0.0)):
@@ -186,8 +188,20 @@ def _rotation_block(param, owner):
 
 
 class Spherical(JointSpec):
-    """Any rotation, parameterised by Euler angles, a quaternion (w, x, y, z), a rotation vector,
-    a Gibbs (Rodrigues) vector or modified Rodrigues parameters."""
+    """Any rotation about the common origin of P and C, parameterised by ``param``:
+
+    * an Euler sequence written as in ``scipy.spatial.transform.Rotation.from_euler``: three
+      letters of ``xyz``, upper case for intrinsic rotations (about the moving axes, applied in
+      the written order: ``"ZYX"``, ``"ZXZ"``, ...; R = R_a(q0) R_b(q1) R_c(q2)), lower case for
+      extrinsic ones (about the fixed axes of P; R = R_c(q2) R_b(q1) R_a(q0)): all 12 sequences
+      of each, 24 conventions (``EULER_SEQUENCES``).  q holds the three angles in the written
+      order and v their rates;
+    * ``"quaternion"`` (the default): q = (w, x, y, z), scalar first, nq = 4, nv = 3, the velocity
+      the relative angular velocity in C axes;
+    * ``"rotvec"`` (rotation vector), ``"rodrigues"`` (Gibbs vector) or ``"mrp"`` (modified
+      Rodrigues parameters): nq = nv = 3, velocities the parameter rates.
+
+    An unknown ``param`` is an ``ej.ModelError``."""
     code = C.SPHERICAL
 
     def __init__(self, param="quaternion"):
@@ -230,9 +244,11 @@ class Spherical(JointSpec):
 
 
 class Free(Spherical):
-    """Six degrees of freedom: q = [r (P axes); rotation parameters],
-    v = [r rates (P axes); rotation velocity (parameter rates, or angular velocity in C axes for a
-    quaternion)]."""
+    """Six degrees of freedom: the translation ``[x, y, z]`` of C's origin in P axes followed by
+    any ``Spherical`` parameterisation ``param`` of the rotation: q = [r (P axes); rotation
+    parameters], v = [r rates (P axes); rotation velocity (the angle / parameter rates, or for
+    ``"quaternion"`` the relative angular velocity in C axes)]; nq = 7, nv = 6 with a
+    quaternion, else nq = nv = 6."""
     code = C.FREE
 
 
@@ -263,7 +279,8 @@ class Ellipsoid(JointSpec):
 
 
 class Rot:
-    """Elementary rotation of a Composite joint about a unit axis by the amount ``f``."""
+    """Elementary rotation of a ``Composite`` joint about a unit ``axis`` by the amount ``f``, a
+    coordinate function from ``ej.fn`` (a number is a constant amount)."""
     kind = C.MOTION_ROT
 
     def __init__(self, axis, f):
@@ -282,13 +299,21 @@ class Rot:
 
 
 class Trans(Rot):
-    """Elementary translation of a Composite joint along a unit axis by the amount ``f``."""
+    """Elementary translation of a ``Composite`` joint along a unit ``axis`` by the amount ``f``
+    (an ``ej.fn`` function or a number)."""
     kind = C.MOTION_TRANS
 
 
 class Composite(JointSpec):
-    """Product of elementary motions, each in the frame the previous ones moved to
-    (R = R_1 R_2 ...); velocities are the coordinate rates."""
+    """A product of elementary motions ``motions`` applied in the written order, each
+    ``ej.joints.Rot(axis, f)`` or ``ej.joints.Trans(axis, f)`` about or along its axis in the
+    frame the previous motions have moved to (R = R_1 R_2 ...), its amount ``f`` a function of
+    the joint's ``nq`` coordinates and of time from ``ej.fn``.  The velocities are the coordinate
+    rates (nv = nq, 0 <= nq <= 6; nq may be 0).  Splines extend linearly beyond their end knots.
+
+    Composite joints cover coupled and biomechanical joints (knee translations as splines of the
+    flexion angle; OpenSim's ``CustomJoint``) and rheonomic joints (an axis driven by
+    ``ej.fn.Harmonic`` or ``TimePoly``, with nq = 0)."""
     code = C.COMPOSITE
 
     def __init__(self, motions, nq):
