@@ -361,8 +361,9 @@ class Model(Expansion):
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_wpool", [])
         # the joint paths the kernels compile (``ejce.PATHS``): the fixed, quaternion and screw
-        # paths with coordinate amounts only, function amounts too, or the jets and user paths too
-        kind = PATHS_ALL if not fast_paths else (PATHS_FUNCTIONS if any(x[2] < 0 for x in mots) else PATHS_SCREWS)
+        # paths with coordinate amounts only, function amounts too (``jnt_fn``), or the jets and
+        # user paths too
+        kind = PATHS_ALL if not fast_paths else (PATHS_FUNCTIONS if any(tables["jnt_fn"]) else PATHS_SCREWS)
         object.__setattr__(self, "_paths", kind)
         for name, view in layout.model_tables(mb, mf).items():
             object.__setattr__(self, name, view)
