@@ -21,7 +21,10 @@ from .algorithms.derivatives import rnea_derivatives, aba_derivatives, tangent_m
 from .algorithms.linearize import linearize, LinearSystem
 from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_pose, com_jacobian
 from .check import check_joint, JointReport
+from .actuation.public import actuation, forward_dynamics, ActuationResult
+from .actuation.tables import Actuation
 from .sim.driver import simulate
+from .actuation.rollout import rollout, rollout_dask, Rollout
 from .sim.trajectory import Trajectory
 from .sim.status import SimulationError, SimulationStatus
 from .sim.control import control_law, ControlLaw

@@ -266,6 +266,40 @@ def _vector(text, n, what):
     return x
 
 
+def _controls(path, model, nsteps):
+    """The controls of ``--ctrl FILE``: a .npy or .csv file (commas; a first line of names is
+    skipped) of shape (nsteps, nu), one row per step, or (nu,) held over the run."""
+    import os
+    act = getattr(model, "actuation", None)
+    if act is None:
+        raise ValueError("--ctrl: the model has no actuators or force elements to control")
+    nu = int(act.nu)
+    if not os.path.isfile(path):
+        raise ValueError(f"--ctrl: no such file {path!r}")
+    try:
+        if path.lower().endswith(".npy"):
+            x = np.load(path, allow_pickle=False)
+        elif path.lower().endswith(".csv"):
+            try:
+                x = np.loadtxt(path, delimiter=",", ndmin=2)
+            except ValueError:
+                x = np.loadtxt(path, delimiter=",", ndmin=2, skiprows=1)
+            if x.shape[0] == 1:
+                x = x[0]
+        else:
+            raise ValueError(f"--ctrl: the file name must end in .npy or .csv, got {path!r}")
+        x = np.asarray(x, dtype=np.float64)
+    except (OSError, ValueError) as e:
+        if str(e).startswith("--ctrl"):
+            raise
+        raise ValueError(f"--ctrl: cannot read {path!r} as numbers: {e}") from None
+    if x.ndim == 2 and x.shape[1] == nu and x.shape[0] == nsteps or x.shape == (nu,):
+        return x
+    raise ValueError(f"--ctrl: {path} holds shape {x.shape}; this run needs ({nsteps}, {nu}) (one row per step of "
+                     f"--t / --dt) or ({nu},) (held over the run), the controls being "
+                     f"{', '.join(act.ctrl_names[:10])}{', ...' if nu > 10 else ''}")
+
+
 def simulate_command(args, out=None, err=None):
     """``ejce-nb simulate``: returns the exit status (0 done, 3 the simulation stopped early)."""
     import numba
@@ -316,10 +350,20 @@ def simulate_command(args, out=None, err=None):
         kw.update(rtol=args.rtol, atol=args.atol)
     if args.max_energy is not None:
         kw["max_energy"] = args.max_energy
+    warm = {}
+    if args.ctrl is not None:
+        kw["ctrl"] = _controls(args.ctrl, model, int(round(args.t / args.dt)))
+        warm["ctrl"] = kw["ctrl"][:1] if kw["ctrl"].ndim == 2 else kw["ctrl"]
+    if args.act0 is not None:
+        act = getattr(model, "actuation", None)
+        if act is None:
+            raise ValueError("--act0: the model has no actuators")
+        kw["act0"] = _vector(args.act0, int(act.na), "--act0")
     status = 0
     # compile or load the time loop first, so that the progress bar and steps/s measure the run
     try:
-        simulate(model, q0, qd0, min(args.t, args.dt), args.dt, **dict(kw, progress=False, max_energy=np.inf))
+        simulate(model, q0, qd0, min(args.t, args.dt), args.dt,
+                 **dict(kw, progress=False, max_energy=np.inf, **warm))
     except SimulationError:
         pass                        # the run itself reports it
     t0 = time.perf_counter()
@@ -547,6 +591,10 @@ def main(argv=None):
     p_sim.add_argument("--atol", type=float, default=1e-10, help="dopri5 absolute tolerance")
     p_sim.add_argument("--q0", help="initial coordinates: nq numbers 'a,b,...' or a .npy file (default: neutral)")
     p_sim.add_argument("--qd0", help="initial velocities: nv numbers or a .npy file (default: zero)")
+    p_sim.add_argument("--ctrl", metavar="FILE", default=None,
+                       help="controls of the model's actuators: a .npy or .csv file of shape (steps, nu), one row per "
+                            "step (held over it), or (nu,) held over the run (default: zero)")
+    p_sim.add_argument("--act0", default=None, help="initial activations: na numbers or a .npy file (default: zero)")
     p_sim.add_argument("--damping", type=float, default=None,
                        help="viscous damping on every velocity variable (default: the model's)")
     p_sim.add_argument("--max-energy", type=_positive_float, default=None, help="stop when |T + V| exceeds this (J)")

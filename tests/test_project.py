@@ -168,7 +168,8 @@ def test_the_python_paths_without_the_compiler_give_the_compiled_results(tmp_pat
 
 def test_the_generated_views_are_those_of_the_declarations():
     """``model/views.py`` is generated from the tables declared in ``model/layout.py``
-    (``python -m ejce_nb.model.layout``): a table added or changed there regenerates it."""
+    (``python -m ejce_nb.model.layout``), ``actuation/views.py`` from ``actuation/tables.py``: a
+    table added or changed there regenerates it."""
     import os
     from ejce_nb.model import layout
     with open(os.path.join(os.path.dirname(layout.__file__), "views.py")) as f:
@@ -176,6 +177,9 @@ def test_the_generated_views_are_those_of_the_declarations():
     from ejce_nb.core import spatial
     with open(os.path.join(os.path.dirname(spatial.__file__), "rowops.py")) as f:
         assert f.read() == spatial.rows_source()
+    from ejce_nb.actuation import tables
+    with open(os.path.join(os.path.dirname(tables.__file__), "views.py")) as f:
+        assert f.read() == tables.views_source()
 
 
 def test_a_cache_filled_by_the_compile_command_serves_a_copy_of_the_package_in_another_folder(tmp_path):

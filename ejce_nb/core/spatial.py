@@ -78,6 +78,12 @@ def add(a, b):
 
 
 @jit
+def dot(a, b):
+    """a . b for 3-vectors."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@jit
 def sub(a, b):
     """a - b for 3-vectors."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])

@@ -204,8 +204,19 @@ def from_mujoco(mjmodel, source=None, warn=True):
     (zero angles, unit quaternions) is not MuJoCo's ``qpos0`` when joints have a ``ref`` or a free
     body sits away from the origin.  The limits of coupled and fixed joints are left out.
 
-    Not loaded, since they are not rigid tree dynamics: contacts, actuators, tendons, inactive
-    connect / weld equalities and tendon or flex equalities, gravity compensation, flex, friction
+    | actuators (``actuator_*``), tendons (``tendon_*``, ``wrap_*``), ``body_gravcomp``, sites | ``model.actuation``: an ``ejce_nb.actuation.tables.Actuation`` of MuJoCo's compiled tables (``actuator_lengthrange``, ``actuator_acc0`` as MuJoCo computed them), the joints' addresses mapped to the model's q and v (the expansion's, where joints are coupled: results come back through G); ``ej.actuation``, ``ej.forward_dynamics`` |
+
+    Actuators with joint, jointinparent, tendon, site (with and without refsite) and slider-crank
+    transmissions, the gains, biases and activation dynamics none / integrator / filter /
+    filterexact / muscle, fixed and spatial tendons (sites, pulleys, sphere and cylinder wrapping
+    with side sites) are loaded; a model with another kind (body (adhesion) transmissions, user,
+    plugin, dcmotor, pid or SO3 actuators, delays, actuator damping or armature, tendon force
+    limits, nonlinear tendon springs, ``opt.disableactuator``, an actuator or tendon on a joint
+    that a joint equality fixes) keeps no actuation, and its notes say which actuator or tendon
+    stopped it.  The JSON form of the model does not carry it.
+
+    Not loaded, since they are not rigid tree dynamics: contacts, inactive
+    connect / weld equalities and tendon or flex equalities, flex, friction
     loss, fluid forces, a ball joint's cone limit and springs on quaternion rotations.  What a
     model had of them is listed in ``Model.notes`` (``summary()``) and, with ``warn=True``, in
     one ``ej.MJCFWarning``.  A ball joint among several joints of one body is an
@@ -421,16 +432,28 @@ def from_mujoco(mjmodel, source=None, warn=True):
     if ball_limits:
         notes.append(f"cone limits of ball joints: {', '.join(ball_limits)}")
 
-    # what is not rigid tree dynamics
-    counts = (("actuators", mj.nu), ("tendons", mj.ntendon), ("flex objects", getattr(mj, "nflex", 0)))
+    # the actuation (actuators, tendons, gravity compensation: ``actuation.tables.from_mujoco``);
+    # a model with a part of it not supported keeps none of it, and says why
+    from ..actuation.tables import Unsupported, from_mujoco as _actuation_from_mujoco
+    try:
+        b.actuation = _actuation_from_mujoco(mj, source, set(locked), int(mj.nbody), int(mj.nv) - len(locked))
+        actuation_left = None
+    except Unsupported as e:
+        b.actuation = None
+        actuation_left = str(e)
+    counts = (("flex objects", getattr(mj, "nflex", 0)),)
+    if actuation_left is not None:
+        counts = (("actuators", mj.nu), ("tendons", mj.ntendon)) + counts
     for what, n in counts:
         if n:
             notes.append(f"{what}: {int(n)}")
+    if actuation_left is not None and (mj.nu or mj.ntendon or np.any(np.asarray(mj.body_gravcomp) != 0)):
+        notes.append(f"the actuation (actuators, tendons, gravity compensation), since {actuation_left}")
     ncol = int(np.count_nonzero((np.asarray(mj.geom_contype) != 0) | (np.asarray(mj.geom_conaffinity) != 0)))
     if ncol:
         notes.append(f"contacts: {ncol} colliding geoms")
     ngc = int(np.count_nonzero(np.asarray(mj.body_gravcomp) != 0.0))
-    if ngc:
+    if ngc and actuation_left is not None:
         notes.append(f"gravity compensation: {ngc} bodies")
     nfl = int(np.count_nonzero(np.asarray(mj.dof_frictionloss) != 0.0))
     if nfl:

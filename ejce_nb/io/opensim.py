@@ -1,8 +1,8 @@
 """OpenSim models (``.osim``, OpenSim 4 format; the 3.3 format, joints inside their child bodies,
-read as its OpenSim 4 equivalent) as ``ej.Model``: bodies, joints, coordinates and coordinate
-couplers, read with expat without namespace processing (``xmltree``: OpenSim's element names
-with C++ scopes, ``HuntCrossleyForce::ContactParametersSet``, are legal XML names; OpenSim itself
-is not needed).
+read as its OpenSim 4 equivalent) as ``ej.Model``: bodies, joints, coordinates, coordinate
+couplers and force elements (``opensim_forces``: ``model.actuation``), read with expat without
+namespace processing (``xmltree``: OpenSim's element names with C++ scopes,
+``HuntCrossleyForce::ContactParametersSet``, are legal XML names; OpenSim itself is not needed).
 
 The mapping from OpenSim's elements to the model is stated in ``load_opensim``'s docstring; the
 functions are read by ``opensim_fn``.
@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import ModelError
 from ..model.builder import ModelBuilder, balance_inertia as _balance, inertia_defect
 from . import opensim_fn as F
+from .opensim_forces import make_elements, read_forces
 from .opensim_joints import _coupler, _joint_spec
 from .opensim_read import _Joint, _closure, _frame, _is_33, _named_frames, _objects, _read, _text, line_of
 from .opensim_read import xyz_body_fixed  # noqa: F401  (OpenSim's frame orientation, R = Rx Ry Rz)
@@ -28,6 +29,15 @@ class OpenSimWarning(UserWarning):
     def __init__(self, message, left_out=None):
         super().__init__(message)
         self.left_out = dict(left_out or {})
+
+
+def attach(model, elements):
+    """``model`` (just built) driven by its force elements (``model.actuation``)."""
+    from ..actuation.tables import Actuation
+
+    km = model.kernel_model()
+    act = Actuation.from_elements(elements, km.nv, km.nbodies + 1)
+    return model.with_actuation(act)
 
 
 def load_opensim(path, locked="fixed", prescribed="time", strict=False, balance_inertia=False):
@@ -67,6 +77,7 @@ def load_opensim(path, locked="fixed", prescribed="time", strict=False, balance_
     | ``Constant``, ``LinearFunction`` (slope, intercept), ``PolynomialFunction`` (highest power first), ``SimmSpline`` and ``NaturalCubicSpline`` (OpenSim reads both as ``SimmSpline``), ``PiecewiseLinearFunction``, ``MultiplierFunction`` | ``fn.Linear``, ``fn.Poly``, ``fn.Spline(end="simm")``, ``fn.PiecewiseLinear``, the function scaled |
     | ``MultivariatePolynomialFunction`` (``dimension``, ``order``, ``coefficients``: every monomial of total degree <= order, the first argument's power in the outer loop) on a transform axis or coupler of several coordinates (in the order ``coordinates`` lists them; locked ones at their default value) | ``fn.MultiPoly`` (exact to second derivatives; OpenSim's own evaluates it to first derivatives only, so its ``InverseDynamicsSolver`` leaves out the function's second-derivative terms) |
     | ``Sine`` (amplitude, omega, phase, offset) as a ``prescribed_function``; the one-argument functions above of time | ``fn.Harmonic`` + ``fn.TimePoly``; ``coord="t"`` |
+    | ``ForceSet``: ``CoordinateActuator``, ``SpringGeneralizedForce``, ``CoordinateLimitForce``, ``PointActuator``, ``TorqueActuator``, ``PointToPointSpring``, ``BushingForce`` (its ``frames``, or 3.3's ``body_1`` ...), ``ExpressionBasedCoordinateForce``; ``appliesForce`` | ``model.actuation`` (``Actuation.from_elements``): its ``elements`` (``ejce_nb.actuation.elements.ForceElements``, OpenSim's equations there), the actuators' controls (in file order, named as the actuators) the last entries of ``ctrl``, applied unclamped as OpenSim does (``min_control``, ``max_control``: ``elements.ctrl_bounds``) |
 
     Refused with an ``ej.ModelError`` naming the file, the joint or constraint and the element
     (and its line): other joint kinds (``ScapulothoracicJoint``, ...), other functions
@@ -75,12 +86,16 @@ def load_opensim(path, locked="fixed", prescribed="time", strict=False, balance_
     coordinates, locked or prescribed coordinates of an ``EllipsoidJoint``, malformed XML,
     missing frames or bodies, bodies without a joint, a body with two joints (a closed loop of
     joints), splines with unordered knots, couplers
-    naming unknown, locked or prescribed coordinates.  Not loaded (a rigid-body model does not
+    naming unknown, locked or prescribed coordinates; a force naming a missing coordinate, body
+    or frame, an ``ExpressionBasedCoordinateForce`` whose expression does not parse (the force,
+    the expression and the position).  Not loaded (a rigid-body model does not
     hold them) and reported by one ``ej.OpenSimWarning`` (``left_out``: {kind: count}) and in
-    ``model.summary()`` / ``model.notes``: forces (muscles, actuators, ligaments, contact forces
+    ``model.summary()`` / ``model.notes``: other forces (muscles, ligaments, contact forces
     such as ``HuntCrossleyForce`` and ``ElasticFoundationForce``), contact geometry, probes,
     controllers, constraints other than couplers and loop closures (an enforced one is said to
-    leave its freedoms free)."""
+    leave its freedoms free); a coordinate force on a locked or prescribed coordinate (it moves
+    nothing) or on a coordinate of a ``BallJoint``, ``FreeJoint`` or ``EllipsoidJoint`` (whose
+    speeds are not the coordinates' rates) is kept in its place, applying nothing, and noted."""
     if locked not in ("fixed", "free"):
         raise ModelError(f'load_opensim: locked must be "fixed" or "free", got {locked!r}')
     if prescribed not in ("time", "free"):
@@ -196,18 +211,27 @@ def _load(model, source, fix_locked, drive, policy):
             # an enforced constraint left out leaves the model the freedoms it removes: said so
             key = el.tag + (" (enforced: its freedoms stay free here)" if enforced else " (not enforced)")
             left[key] = left.get(key, 0) + 1
-    for set_tag in ("ForceSet", "ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
+    specs, left_forces, force_notes = read_forces(model, joints, bodies, coord_at, locked_value, v33,
+                                                  _objects(model, "ForceSet"))
+    notes += force_notes
+    for k, n in left_forces.items():
+        left[k] = left.get(k, 0) + n
+    for set_tag in ("ContactGeometrySet", "ProbeSet", "ControllerSet", "ComponentSet"):
         for el in _objects(model, set_tag):
             left[el.tag] = left.get(el.tag, 0) + 1
     if left:
         notes.append("left out: " + ", ".join(f"{n} {k}" for k, n in sorted(left.items())))
     b.notes = notes
     m = b.build()
+    elements = make_elements(specs, m)
+    if elements is not None:
+        m = attach(m, elements)
     for body, defect, moments, balanced in reports:
         what = "balanced" if balanced else "kept as written (balance_inertia=True balances it, strict=True refuses it)"
         warnings.warn(InertiaWarning(f"{source}: body {body!r}: <inertia>: {defect}; {what}", source=source,
                                      link=body, moments=moments, balanced=balanced), stacklevel=3)
-    if left:
-        warnings.warn(OpenSimWarning(f"{source}: not loaded (a rigid-body model does not hold them): "
-                                     + ", ".join(f"{n} {k}" for k, n in sorted(left.items())), left), stacklevel=3)
+    if left or force_notes:
+        said = [("not loaded (a rigid-body model does not hold them): "
+                 + ", ".join(f"{n} {k}" for k, n in sorted(left.items())))] if left else []
+        warnings.warn(OpenSimWarning(f"{source}: " + "; ".join(said + force_notes), left), stacklevel=3)
     return m

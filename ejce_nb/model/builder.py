@@ -112,6 +112,8 @@ class ModelBuilder:
         self._joint_names = {}
         # what a loader left out of the file it read (``Model.notes``)
         self.notes = []
+        # the forces that drive the model (``Model.actuation``: an ``ejce_nb.actuation.tables.Actuation``)
+        self.actuation = None
 
     def _resolve_parent(self, parent, who):
         if isinstance(parent, (int, np.integer)) and not isinstance(parent, bool):
@@ -481,6 +483,7 @@ class ModelBuilder:
             dof_armature=np.concatenate([b["passive"][3][k] for b, (_, k) in zip(rows, cut)]),
             couplers=couplers, coordinate_names=names, q_default=qdef, coupled_armature=dep_arm or None,
             notes=tuple(self.notes), loops=self._built_loops(), frames=self._built_frames(),
+            actuation=self.actuation,
         )
 
     def _built_frames(self):

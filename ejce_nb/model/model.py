@@ -26,6 +26,8 @@ in brackets are the same tables under their short names (read-only aliases):
   coupled_armature  tuple of ((joint, k), armature)   rotor inertia of couplers' dependent
                 coordinates, in the expansion's M_full: the reduced M holds G^T diag(armature) G
   notes             tuple of str   what a loader left out of the file it read (``summary()`` lists them)
+  actuation         None, or the ``Actuation`` (MuJoCo-named tables) of the forces that drive the
+                                   model: actuators, tendons, gravity compensation, force elements
   gravity           (3,)        world-frame gravitational acceleration
   joint_mimic       (N+1,)      -1, or the joint whose coordinate drives joint i (a mimic joint)
   joint_mimic_multiplier, joint_mimic_offset (N+1,)   its coupling: q_i = multiplier q_src + offset
@@ -171,7 +173,7 @@ class Model(Expansion):
                  body_mass, body_com, body_inertia, q_lower, q_upper, v_limit, effort_limit,
                  joint_mimic=None, dof_damping=None, dof_stiffness=None, dof_springref=None,
                  dof_armature=None, couplers=None, coordinate_names=None, q_default=None, notes=None, loops=None, frames=None,
-                 coupled_armature=None):
+                 coupled_armature=None, actuation=None):
         # what it was made from, to make it again in another process (pickle): its kernel tables
         # hold addresses that are only valid in this one
         self._made_from = dict(gravity=gravity, body_names=body_names, joint_names=joint_names,
@@ -181,7 +183,7 @@ class Model(Expansion):
                                dof_damping=dof_damping, dof_stiffness=dof_stiffness, dof_springref=dof_springref,
                                dof_armature=dof_armature, couplers=couplers, coordinate_names=coordinate_names,
                                q_default=q_default, notes=notes, loops=loops, frames=frames,
-                               coupled_armature=coupled_armature)
+                               coupled_armature=coupled_armature, actuation=actuation)
         n1 = len(parent)
         self.nbodies = n1 - 1
         self.body_names = tuple(body_names)
@@ -260,6 +262,9 @@ class Model(Expansion):
         self.frame_pos = np.array([f[2].translation for f in fr], dtype=np.float64).reshape(len(fr), 3)
         self.nframes = len(fr)
         self._frame_index = {n: i for i, n in enumerate(self.frame_names)}
+        # the forces that drive it (``ejce_nb.actuation.tables.Actuation``: MuJoCo's actuators,
+        # tendons and gravity compensation, OpenSim's force elements), None without
+        self.actuation = actuation
         self._derive()
         for name in ARRAYS + ("frame_body", "frame_rot", "frame_pos"):
             getattr(self, name).flags.writeable = False
@@ -377,6 +382,12 @@ class Model(Expansion):
     def scratch_size(self):
         return int(self.kernel_model()._mb[layout.H_SCR])
 
+    def with_actuation(self, actuation):
+        """The same model driven by ``actuation`` (an ``ejce_nb.actuation.tables.Actuation``, whose
+        tables address this model's bodies and the coordinates of its kernel model; None: none),
+        made anew from what this one was made from."""
+        return Model(**{**self._made_from, "actuation": actuation})
+
     def with_generic_joints(self):
         """The same model with every joint but fixed and user-defined ones evaluated by the
         generic EJCE path (the pose on jets) instead of the product-of-screws or quaternion
@@ -396,7 +407,8 @@ class Model(Expansion):
         return twin
 
     _TREE_QUANTITIES = {"rnea": "joint forces", "nonlinear_effects": "nonlinear effects", "aba": "accelerations",
-                        "mass_matrix": "mass matrix", "forward_dynamics_crba": "accelerations"}
+                        "mass_matrix": "mass matrix", "forward_dynamics_crba": "accelerations",
+                        "forward_dynamics": "accelerations"}
 
     def _tree_quantity(self, what):
         """The dynamics function ``what`` of the open tree was called on this model, which has loop

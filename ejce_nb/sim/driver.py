@@ -53,7 +53,7 @@ from ..model import inputs, layout
 from ..model.couplers import coupled_chunks
 from .integrators import run_dopri, run_fixed
 from .prepare import prepare
-from .records import SimParams, new_carry, new_recording, running
+from .records import Actuated, SimParams, new_carry, new_recording, running
 from .results import assemble, interrupted, raise_or_flag
 from .status import ST_INTERRUPTED, ST_TORQUE
 from .tableaux import DP_E, DP_P, M_DOPRI, TABLEAUX
@@ -142,6 +142,7 @@ class _Loop:
         self.cons = [None] * nchunk
         if model.has_loops:
             self.cps = self.cons = closed_chunks(model, nchunk, run.redundant, self.mbc)
+        self.acs, self.act, self.rec_act, self.rec_force = _actuated_chunks(run, km, nchunk)
         self.bounds = [(c * n // nchunk, (c + 1) * n // nchunk) for c in range(nchunk)]
         self.pool = None
         if nchunk > 1:
@@ -152,7 +153,7 @@ class _Loop:
     def _chunk(self, c, budget):
         lo, hi = self.bounds[c]
         self.kernel(self.mb, self.R[c], self.S[c], self.mbc, self.SC[c], self.cps[c], self.cons[c], self.par,
-                    self.run.dof, self.cr, self.rec, lo, hi, budget)
+                    self.run.dof, self.cr, self.rec, self.acs[c], lo, hi, budget)
 
     def segment(self, budget):
         b = np.int64(budget)
@@ -215,7 +216,7 @@ def _run_compiled(run, progress, segment_steps):
         bar.close()
         loop.close()
         _mark_interrupted(run, cr, dopri)
-        e.partial = interrupted(assemble(run, loop.rec, cr, time.perf_counter() - t_start), run)
+        e.partial = interrupted(assemble(run, loop.rec, cr, time.perf_counter() - t_start, loop), run)
         # the message of the stop (a bare KeyboardInterrupt says nothing): that of the first
         # trajectory it stopped
         msgs = e.partial.message if isinstance(e.partial.message, list) else [e.partial.message]
@@ -223,7 +224,39 @@ def _run_compiled(run, progress, segment_steps):
         raise
     bar.close()
     loop.close()
-    return assemble(run, loop.rec, cr, time.perf_counter() - t_start)
+    return assemble(run, loop.rec, cr, time.perf_counter() - t_start, loop)
+
+
+def _actuated_chunks(run, km, nchunk):
+    """One ``records.Actuated`` per chunk (None for each without actuation), sharing the carried
+    activations (n, na) and the recordings (T, n, na), (T, n, nu), each with its own scratch."""
+    act = run.actuation
+    if act is None:
+        return [None] * nchunk, None, None, None
+    from ..actuation.tables import SLOT
+    ab, ib = act.packed()
+    # ``actearly`` looks one step ahead with MuJoCo's opt.timestep: the run's step here
+    ab = ab.copy()
+    ab[int(ib[SLOT["opt_timestep"]])] = float(run.dt)
+    eb = _element_buffers(act)
+    n, na, nu, nrec = run.n, int(act.na), int(act.nu), run.nrec
+    carried = run.ACT0.copy()
+    rec_act = np.full((nrec, n, na), np.nan)
+    rec_force = np.full((nrec if run.record_forces else 0, n, nu), np.nan)
+    foff = int(ib[SLOT["actuator_force"]])
+    wsize = int(act.work_size(km))
+    acs = [Actuated(ab, ib, eb, run.CTRL, int(run.cmode), run.ACTLIM, carried, rec_act, rec_force, foff,
+                    int(act.nu_mj), np.zeros(na), np.zeros(na), np.zeros(na), np.zeros((7, na)), np.zeros(wsize),
+                    np.zeros(km.nv), np.zeros(2, dtype=np.int64)) for _ in range(nchunk)]
+    return acs, carried, rec_act, rec_force
+
+
+def _element_buffers(act):
+    """The packed buffers of the actuation's OpenSim force elements, or None."""
+    el = act.elements
+    if el is None:
+        return None
+    return el.packed()
 
 
 def _chart(model):
@@ -281,7 +314,8 @@ def _python_law_torques(run, law, cr, live, dopri):
 
 def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1, *, t_eval=None, rtol=1e-8,
              atol=1e-10, max_step=None, damping=None, stiffness=None, spring_ref=None, f_ext=None, max_energy=None,
-             limits=True, errors="raise", progress=None, segment_steps=None, redundant="raise"):
+             limits=True, errors="raise", progress=None, segment_steps=None, redundant="raise", ctrl=None,
+             act0=None):
     """Integrate the forward dynamics from (q0, qd0) over [0, t_final]; returns a ``Trajectory``.
 
     q0 (nq,), qd0 (nv,), or (B, nq), (B, nv): a batch of B trajectories integrated in parallel,
@@ -352,6 +386,29 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     its last computed state when it lies after them; a batch: the rows up to the last any
     trajectory recorded).
 
+    Actuated models (``model.actuation``: MJCF actuators, tendons and gravity compensation,
+    OpenSim actuators and force elements) take ``ctrl``, MuJoCo's controls (nu per trajectory,
+    names ``model.actuation.ctrl_names``): None (zero), (nu,) or (B, nu) held over the run,
+    (nsteps, nu) or (nsteps, B, nu) one row per step, held over it as MuJoCo holds ``ctrl`` over
+    ``mj_step`` (fixed-step methods); and ``act0``, the initial activations (na,) or (B, na)
+    (default zero).  Every stage adds the actuation's joint forces at its own (q, qd, act, t) to
+    tau (``ej.actuation``'s ``qfrc_actuator`` + tendon springs and dampers + gravity
+    compensation + the force elements'; the joints' own damping and springs as above), and the
+    activations are state: integrated with q and qd by the method's tableau (act of stage j =
+    act + h sum_l a_jl act_dot_l), the step ending at act + h sum_j b_j act_dot_j (a
+    ``filterexact`` activation: act + tau (1 - exp(-h / tau)) sum_j b_j act_dot_j), clamped to
+    ``actrange`` where ``actlimited`` (MuJoCo's ``mj_RungeKutta`` and ``mj_nextActivation``; for
+    "symplectic", MuJoCo's Euler update act + h act_dot at the step's start).  The trajectory
+    adds ``act`` (T, [B], na) and ``actuator_force`` (T, [B], nu): MuJoCo's ``actuator_force``
+    at each recorded state with the controls of the step that starts there (the last step's at
+    the end).  A NaN or inf control is a ``ValueError`` naming the actuator, step and trajectory
+    (``errors="flag"``: that trajectory stops at that step with
+    ``SimulationStatus.NONFINITE_CONTROL``); an actuation that fails stops its trajectory with
+    ``SimulationStatus.ACTUATION``.  A model without actuation takes ``ctrl`` and ``act0`` of size
+    0 (or None) and runs exactly as without them.  Not supported yet with actuation: models with
+    couplers or loop closures, and "dopri5" with activations (na > 0).  ``ej.rollout`` runs many
+    initial states with their own control sequences (B, T, nu) in this loop.
+
     A model with couplers (mimic joints and nonlinear couplers) runs in the same compiled loop,
     with every method, input, limit and stop: it integrates its own coordinates, its dynamics
     those of ``model.expanded()`` projected by the couplers' Jacobian
@@ -381,7 +438,7 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     if getattr(model, "has_loops", False):
         check_run(model, t_eval, f_ext, redundant)
     run = prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
-                   stiffness, spring_ref, f_ext, max_energy, limits)
+                   stiffness, spring_ref, f_ext, max_energy, limits, ctrl, act0, errors)
     run.redundant = redundant
     if segment_steps is not None and (isinstance(segment_steps, bool) or int(segment_steps) < 1):
         raise ValueError(f"segment_steps must be a positive integer, got {segment_steps!r}")

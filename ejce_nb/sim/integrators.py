@@ -18,9 +18,10 @@ import math
 from .._jit import jit
 from ..core.quaternions import retract, tangent_rates
 from ..model.layout import model_view, record_view, scratch_view
+from .actuate import act_accept, act_begin, act_end, act_finish, act_record, act_stage, act_stage0, act_step
 from .records import TAU_INTERVAL, TAU_STEP
 from .stage import accel, energies, nonfinite_joint, project
-from .status import ENERGY_FACTOR, ST_ENERGY, ST_NONFINITE, ST_UNDERFLOW
+from .status import ENERGY_FACTOR, ST_CONTROL, ST_ENERGY, ST_NONFINITE, ST_UNDERFLOW
 from .tableaux import ALPHA, BETA, EPS, FACMAX, FACMIN, M_SYMPLECTIC, SAFETY
 
 
@@ -58,9 +59,10 @@ def _fail_at(cr, b, code, joint, n, t, h, q, v):
 
 
 @jit(inline="always")
-def _record(m, r, s, cp, par, dof, cr, rec, b, k, q, v, t, n, h):
-    """Record state k of trajectory b at time t; a total energy beyond its threshold stops it
-    (after n steps, h the step size)."""
+def _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, k, q, v, t, n, h):
+    """Record state k of trajectory b at time t (and its activations ac.at); a total energy beyond
+    its threshold stops it (after n steps, h the step size)."""
+    act_record(ac, mb, R, S, q, v, t, n, par.full, k, b)
     for x in range(q.shape[0]):
         rec.q[k, b, x] = q[x]
     for x in range(v.shape[0]):
@@ -74,11 +76,12 @@ def _record(m, r, s, cp, par, dof, cr, rec, b, k, q, v, t, n, h):
 
 
 @jit(inline="always")
-def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
+def _begin(mb, R, S, m, r, s, cp, con, par, dof, cr, rec, ac, b, q, v, t, h):
     """q, v <- the carried state of trajectory b; on its first segment also the state projected
     onto the constraints (``stage.project``), its energy threshold (unless one was given) and its
     records at the start time t.  Returns the next record."""
     _copy(cr.q[b], cr.v[b], q, v)
+    act_begin(ac, b)
     nxt = cr.next[b]
     if not cr.started[b]:
         code, joint, moved = project(con, m, r, s, q, v, t)
@@ -92,7 +95,7 @@ def _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h):
             cr.emax[b] = ENERGY_FACTOR * max(abs(kin), abs(pot), 1.0)
         cr.started[b] = True
         while nxt < par.trec.shape[0] and par.trec[nxt] == t:
-            _record(m, r, s, cp, par, dof, cr, rec, b, nxt, q, v, t, cr.step[b], h)
+            _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, nxt, q, v, t, cr.step[b], h)
             nxt += 1
     return nxt
 
@@ -121,9 +124,10 @@ def _views(mb, R, S, mbc, SC):
 
 
 @jit(inline="always")
-def _finish(cr, b, q, v, n, nxt, done):
-    """Hand trajectory b's state to the next segment."""
+def _finish(cr, ac, b, q, v, n, nxt, done):
+    """Hand trajectory b's state (and activations) to the next segment."""
     _copy(q, v, cr.q[b], cr.v[b])
+    act_finish(ac, b)
     cr.step[b] = n
     cr.next[b] = nxt
     if done:
@@ -175,10 +179,11 @@ def _weighted(W, KQ, KV, k):
 
 
 @jit
-def stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, h, first, row, prow, fb):
+def stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, h, first, row, prow, fb, ac):
     """Stages first..ns-1 of an explicit RKMK step of size h from (q, v, t): rates sc.KQ[j],
-    accelerations sc.KV[j]; the last stage's state stays in sc.qx, sc.vx (on the chunk's buffers,
-    ``_views``).  Returns (status, joint, the time of the stage that failed)."""
+    accelerations sc.KV[j] (with actuation the activations' rates ac.KA[j]); the last stage's
+    state stays in sc.qx, sc.vx (on the chunk's buffers, ``_views``).  Returns (status, joint,
+    the time of the stage that failed)."""
     m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
     nv = v.shape[0]
     A = par.A
@@ -199,8 +204,9 @@ def stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, h, first, row, prow, fb):
             dq[k] = h * d
             vs[k] = x
         retract(mc, q, dq, qs)
+        act_stage(ac, st, h, A)
         ts = t + par.c[st] * h
-        code, joint = accel(m, r, s, sc, cp, par, dof, qs, vs, ts, row, prow, fb, KV[st])
+        code, joint = accel(m, r, s, sc, cp, par, dof, qs, vs, ts, row, prow, fb, KV[st], ac, st)
         if code != 0:
             return code, joint, ts
         tangent_rates(mc, dq, vs, KQ[st])
@@ -209,7 +215,7 @@ def stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, h, first, row, prow, fb):
 
 # ---------------------------------------------------------------------------- fixed step
 @jit
-def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
+def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
     """Up to ``budget`` fixed steps of trajectory b from its carried state, on the chunk's
     buffers (``run_fixed``)."""
     m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
@@ -217,7 +223,7 @@ def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     ns = par.stages
     n = cr.step[b]
     q, v, qn, vn, KQ, KV, dq = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV, sc.dq
-    nxt = _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, n * dt, dt)
+    nxt = _begin(mb, R, S, m, r, s, cp, con, par, dof, cr, rec, ac, b, q, v, n * dt, dt)
     tb, prow, fb = _inputs_of(par, b)
     nv = v.shape[0]
     nrec = par.rstep.shape[0]
@@ -225,8 +231,13 @@ def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     while n < end and cr.status[b] == 0:
         t = n * dt
         row = par.tau[_tau_index(par, n, nxt), tb]
+        bad = act_step(ac, n)
+        if bad >= 0:
+            _fail_at(cr, b, ST_CONTROL, bad, n, t, dt, q, v)
+            break
         if par.kind == M_SYMPLECTIC:
-            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
+            act_stage0(ac)
+            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0], ac, ns - ns)
             if code != 0:
                 _fail_at(cr, b, code, joint, n, t, dt, q, v)
                 break
@@ -235,23 +246,27 @@ def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
                 vn[k] = x
                 dq[k] = dt * x
             retract(mc, q, dq, qn)
+            act_end(ac, dt, (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         else:
-            code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, dt, ns - ns, row, prow, fb)
+            code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, dt, ns - ns, row, prow, fb, ac)
             if code != 0:
                 _fail_at(cr, b, code, joint, n, ts, dt, sc.qx, sc.vx)
                 break
             b7 = par.b
-            _step_end(mc, q, v, dt, (b7[0], b7[1], b7[2], b7[3], b7[4], b7[5], b7[6]), KQ, KV, dq, qn, vn)
+            W = (b7[0], b7[1], b7[2], b7[3], b7[4], b7[5], b7[6])
+            _step_end(mc, q, v, dt, W, KQ, KV, dq, qn, vn)
+            act_end(ac, dt, W)
         code, joint, moved = _end_state(m, r, s, con, dof, qn, vn, (n + 1) * dt)
         if code != 0:
             _fail_at(cr, b, code, joint, n, t, dt, qn, vn)
             break
         _copy(qn, vn, q, v)
+        act_accept(ac)
         n += 1
         if nxt < nrec and par.rstep[nxt] == n:
-            _record(m, r, s, cp, par, dof, cr, rec, b, nxt, q, v, n * dt, n, dt)
+            _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, nxt, q, v, n * dt, n, dt)
             nxt += 1
-    _finish(cr, b, q, v, n, nxt, n == par.nsteps)
+    _finish(cr, ac, b, q, v, n, nxt, n == par.nsteps)
 
 
 # ---------------------------------------------------------------------------- Dormand-Prince
@@ -291,13 +306,13 @@ def _poly(P, j, t1, t2, t3, t4):
 
 
 @jit
-def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
+def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
     """Up to ``budget`` attempted Dormand-Prince steps of trajectory b from its carried state, on
     the chunk's buffers (``run_dopri``)."""
     m, r, s, mc, sc = _views(mb, R, S, mbc, SC)
     t, h, errold, n = cr.t[b], cr.h[b], cr.errold[b], cr.step[b]
     q, v, qn, vn, KQ, KV = sc.qt, sc.vt, sc.qx, sc.vx, sc.KQ, sc.KV
-    nxt = _begin(m, r, s, cp, con, par, dof, cr, rec, b, q, v, t, h)
+    nxt = _begin(mb, R, S, m, r, s, cp, con, par, dof, cr, rec, ac, b, q, v, t, h)
     tb, prow, fb = _inputs_of(par, b)
     nv = v.shape[0]
     tend = par.tend
@@ -310,8 +325,13 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     while t < tend and tries < budget and cr.status[b] == 0:
         tries += 1
         row = par.tau[_tau_index(par, n, nxt), tb]
+        bad = act_step(ac, n)
+        if bad >= 0:
+            _fail_at(cr, b, ST_CONTROL, bad, n, t, h, q, v)
+            break
         if not cr.have_k1[b]:
-            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0])
+            act_stage0(ac)
+            code, joint = accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, KV[0], ac, n - n)
             cr.nfev[b] += 1
             if code != 0:
                 _fail_at(cr, b, code, joint, n, t, h, q, v)
@@ -330,7 +350,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
         if not hh > 16.0 * EPS * max(abs(t), tend):
             _fail(cr, b, ST_UNDERFLOW, -1, n, t, hh, 0.0)
             break
-        code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, hh, par.stages - 6, row, prow, fb)
+        code, joint, ts = stages(mb, R, S, mbc, SC, cp, par, dof, q, v, t, hh, par.stages - 6, row, prow, fb, ac)
         cr.nfev[b] += 6
         if code != 0:
             _fail_at(cr, b, code, joint, n, ts, hh, sc.qx, sc.vx)
@@ -345,7 +365,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
             while nxt < nrec and trec[nxt] <= tn and cr.status[b] == 0:
                 tr = trec[nxt]
                 if tr == tn:
-                    _record(m, r, s, cp, par, dof, cr, rec, b, nxt, qn, vn, tr, n + 1, hh)
+                    _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, nxt, qn, vn, tr, n + 1, hh)
                 else:
                     # the continuous extension, into the trajectory's failed-state rows (free until then)
                     dense(mc, q, v, hh, (tr - t) / hh, par.p, KQ, KV, sc.dq, cr.fq[b], cr.fv[b])
@@ -354,7 +374,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
                     if code != 0:
                         _fail_at(cr, b, code, joint, n + 1, tr, hh, cr.fq[b], cr.fv[b])
                         break
-                    _record(m, r, s, cp, par, dof, cr, rec, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
+                    _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
                 nxt += 1
             fac = SAFETY * err ** (-ALPHA) * errold ** BETA
             fac = min(FACMAX, max(FACMIN, fac))
@@ -384,14 +404,14 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget):
     cr.t[b] = t
     cr.h[b] = h
     cr.errold[b] = errold
-    _finish(cr, b, q, v, n, nxt, t >= tend)
+    _finish(cr, ac, b, q, v, n, nxt, t >= tend)
 
 
 # ---------------------------------------------------------------------------- one chunk of a batch
 # One kernel per family of integrators, so that a run compiles the integrator it uses and no
 # other (benchmarks/README.md: Dormand-Prince's loop alone compiles for about 16 s after RK4's).
 @jit
-def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
+def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, lo, hi, budget):
     """Advance the unfinished trajectories lo..hi-1 by up to ``budget`` fixed steps each, one
     after the other, on the chunk's record R and scratch S (mb: the model's buffer; mbc, SC: the
     integrators' chart and scratch, the model's own for a model without couplers).  Chunks run
@@ -399,12 +419,12 @@ def run_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
     size took Numba a quarter of a minute more to compile."""
     for b in range(lo, hi):
         if cr.status[b] == 0 and not cr.done[b]:
-            advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget)
+            advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget)
 
 
 @jit
-def run_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, lo, hi, budget):
+def run_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, lo, hi, budget):
     """``run_fixed`` for Dormand-Prince: up to ``budget`` tries of a step each."""
     for b in range(lo, hi):
         if cr.status[b] == 0 and not cr.done[b]:
-            advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, b, budget)
+            advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget)

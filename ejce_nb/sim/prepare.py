@@ -12,7 +12,7 @@ from ..algorithms.crba import crba_one
 from ..calls.kernels import NO_FORCE
 from ..model import inputs
 from .control import ControlLaw
-from .records import TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
+from .records import CTRL_CONST, CTRL_STEP, TAU_CONST, TAU_INTERVAL, TAU_STEP, DofTables
 from .tableaux import METHODS
 from ..model.model import Model
 
@@ -191,7 +191,8 @@ def _number(x, name):
 
 
 def prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol, atol, max_step, damping,
-             stiffness, spring_ref, f_ext, max_energy, limits=True):
+             stiffness, spring_ref, f_ext, max_energy, limits=True, ctrl=None, act0=None, errors="raise",
+             record_forces=True):
     if not isinstance(model, Model):
         raise ValueError(f"simulate needs an ej.Model, got {type(model).__name__}")
     if method not in METHODS:
@@ -279,6 +280,7 @@ def prepare(model, q0, qd0, t_final, dt, method, tau, record_every, t_eval, rtol
     else:
         run.TAU, run.taumode = _torque_input(model, tau, B, nsteps, nrec, dopri)
     run.F = NO_FORCE if f_ext is None else inputs.fext_array(model, f_ext, B)
+    actuation_input(run, ctrl, act0, errors, record_forces)
     need = nrec * n * (model.nq + model.nv + 2) * 8
     if need > _memory_limit():
         raise ValueError(f"the records would take {need / 2 ** 30:.1f} GiB ({nrec} recorded times x {n} "
@@ -293,3 +295,115 @@ def spring_energy(run, q):
     k = (run.DOFQ >= 0) & (run.STF != 0.0)
     d = q[run.DOFQ[k]] - run.SREF[k]
     return float(np.sum(0.5 * run.STF[k] * d * d))
+
+
+# ---------------------------------------------------------------------------- controls and activations
+def _ctrl_where(run, idx):
+    """'control k (actuator 'name') of step n of trajectory b' for an index into the (rows, 1|B, nu) table."""
+    i, b, k = (int(x) for x in idx)
+    names = run.actuation.ctrl_names
+    what = f"ctrl[{k}] (actuator {names[k]!r})" if k < len(names) else f"ctrl[{k}]"
+    if run.cmode == CTRL_STEP:
+        what += f" of step {i}"
+    if run.CTRL.shape[1] > 1:
+        what += f" of trajectory {b}"
+    return what
+
+
+def ctrl_table(run, ctrl, nu, name="ctrl"):
+    """(CTRL (rows, 1 or B, nu), mode) of the controls ``ctrl``: (nu,) or (B, nu) held over the
+    whole run, (nsteps, nu) or (nsteps, B, nu) one row per step (fixed-step methods)."""
+    B, nsteps = run.B, run.nsteps
+    dopri = run.method == "dopri5"
+    try:
+        a = np.array(ctrl, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(ctrl).__name__}") from None
+    shapes = [((nu,), CTRL_CONST, lambda: a.reshape(1, 1, nu))]
+    if B is not None:
+        shapes.append(((B, nu), CTRL_CONST, lambda: a.reshape(1, B, nu)))
+    if not dopri:
+        shapes.append(((nsteps, nu), CTRL_STEP, lambda: a.reshape(nsteps, 1, nu)))
+        if B is not None:
+            shapes.append(((nsteps, B, nu), CTRL_STEP, lambda: a))
+    for shape, mode, make in shapes:
+        if a.shape == shape and (mode == CTRL_CONST or nsteps > 0):
+            return np.ascontiguousarray(make()), mode
+    b = "" if B is None else f"{B}, "
+    want = [f"({nu},)"] + ([f"({B}, {nu})"] if B is not None else []) + \
+        ([f"({nsteps}, {b}{nu}) (one row per step)"] if not dopri else [])
+    raise ValueError(f"{name} must have shape {' or '.join(want)} ({nu} controls"
+                     f"{': ' + ', '.join(run.actuation.ctrl_names[:8]) if run.actuation is not None and nu else ''}"
+                     f"{', ...' if nu > 8 else ''}), got {a.shape}" +
+                     ("; dopri5 has no fixed steps, so no per-step control" if dopri and a.ndim >= 2 else ""))
+
+
+def act_limits(actuation):
+    """(na, 3): for each activation the lower and upper clamp (-inf, inf where its actuator is
+    not ``actlimited``) and the time constant of a ``filterexact`` activation (max(1e-15,
+    dynprm[0]), MuJoCo's mjMINVAL; 0 for the Euler update of every other kind)."""
+    from ..actuation.tables import DYN_FILTEREXACT
+    na = int(actuation.na)
+    L = np.zeros((na, 3))
+    L[:, 0], L[:, 1] = -np.inf, np.inf
+    for i in range(int(actuation.nu_mj)):
+        adr, num = int(actuation.actuator_actadr[i]), int(actuation.actuator_actnum[i])
+        if adr < 0 or num <= 0:
+            continue
+        if int(actuation.actuator_dyntype[i]) == DYN_FILTEREXACT:
+            L[adr:adr + num, 2] = max(1e-15, float(actuation.actuator_dynprm[i, 0]))
+        if int(actuation.actuator_actlimited[i]):
+            L[adr:adr + num, 0] = actuation.actuator_actrange[i, 0]
+            L[adr:adr + num, 1] = actuation.actuator_actrange[i, 1]
+    return L
+
+
+def actuation_input(run, ctrl, act0, errors="raise", record_forces=True):
+    """The controls and initial activations of a run: ``run.actuation`` (None: the model has no
+    actuation, and ctrl / act0 must be None or empty), ``CTRL``, ``cmode``, ``ACT0`` (n, na),
+    ``ACTLIM``; a NaN control raises (errors="raise") or stops its trajectory in the loop."""
+    model = run.model
+    act = getattr(model, "actuation", None)
+    run.actuation = act
+    run.record_forces = bool(record_forces)
+    if act is None:
+        for name, x in (("ctrl", ctrl), ("act0", act0)):
+            if x is not None and np.size(x) != 0:
+                raise ValueError(f"{name} given, but the model has no actuation (model.actuation is None: no "
+                                 "actuators, tendons or force elements); give ctrl=None")
+        return
+    if model.has_couplers or model.has_loops:
+        raise ValueError("simulate with actuation (model.actuation) is not supported yet for a model with couplers "
+                         "or loop closures")
+    nu, na = int(act.nu), int(act.na)
+    if run.method == "dopri5" and na > 0:
+        raise ValueError(f"method='dopri5' with activations as state (na = {na}: {', '.join(act.act_names[:4])}) is "
+                         "not supported yet; use a fixed-step method (rk4)")
+    if ctrl is None:
+        run.CTRL, run.cmode = np.zeros((1, 1, nu)), CTRL_CONST
+    else:
+        run.CTRL, run.cmode = ctrl_table(run, ctrl, nu)
+    bad = np.argwhere(~np.isfinite(run.CTRL))
+    if len(bad) and errors == "raise":
+        raise ValueError(f"{_ctrl_where(run, bad[0])} is {run.CTRL[tuple(bad[0])]}: controls must be finite")
+    n = run.n
+    if act0 is None:
+        A0 = np.zeros((n, na))
+    else:
+        try:
+            A0 = np.array(act0, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"act0 must be an array of numbers, got {type(act0).__name__}") from None
+        if A0.shape == (na,):
+            A0 = np.tile(A0, (n, 1))
+        elif not (run.B is not None and A0.shape == (n, na)):
+            want = f"({na},)" + ("" if run.B is None else f" or ({run.B}, {na})")
+            raise ValueError(f"act0 must have shape {want} (activations {', '.join(act.act_names[:8])}), "
+                             f"got {A0.shape}")
+        badact = np.argwhere(~np.isfinite(A0))
+        if len(badact):
+            b, k = (int(x) for x in badact[0])
+            raise ValueError(f"act0[{k}] (activation {act.act_names[k] if k < len(act.act_names) else k!r})"
+                             + ("" if run.B is None else f" of trajectory {b}") + " is not finite")
+    run.ACT0 = np.ascontiguousarray(A0)
+    run.ACTLIM = act_limits(act)

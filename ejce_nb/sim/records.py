@@ -10,6 +10,8 @@ passes them as flat arguments, caches kernels that take them, and reads their fi
 * ``Recording``: the recorded states and energies, (T, B, ...);
 * ``Coupled`` (``couplers.Coupled``): a model with couplers, the couplers' tables and one chunk's
   workspace for the reduced dynamics on the expansion (``stage.coupled_accel``);
+* ``Actuated`` (``actuate``): a model with actuation (``model.actuation``), its packed tables, the
+  controls of the run, the activations carried and recorded, and one chunk's scratch;
 * ``Closed``: a model with loop closures, the closure kernel's tables and one chunk's workspace
   for the constrained dynamics and the projection onto the loop constraints (``closed``).
 """
@@ -19,6 +21,8 @@ import numpy as np
 
 # how tau is given: one row held constant, one row per step, one row per recorded time
 TAU_CONST, TAU_STEP, TAU_INTERVAL = 0, 1, 2
+# how ctrl is given: one row held constant, one row per step
+CTRL_CONST, CTRL_STEP = 0, 1
 
 SimParams = namedtuple("SimParams", [
     "kind", "stages", "taumode", "law", "passive", "nsteps",       # integers (law: a C address, 0: none)
@@ -92,3 +96,16 @@ Closed = namedtuple("Closed", [
     "cp",                     # None, or with couplers their ``couplers.Coupled`` record (the kernel reads its
                               # tables, the energies expand into its arrays)
     "mbc"])                   # the integrators' chart (``driver._chart``; the model's buffer without couplers)
+
+Actuated = namedtuple("Actuated", [
+    "ab", "ib", "eb",         # the actuation's packed tables (``Actuation.packed``), the elements' (or None)
+    "ctrl", "cmode",          # (rows, 1 or B, nu) controls, held over a step; CTRL_CONST or CTRL_STEP
+    "actlim",                 # (na, 3): lower and upper clamp (-inf, inf where not actlimited) and the
+                              # time constant of a filterexact activation (0: Euler update)
+    "act", "rec_act",         # (B, na) the activations carried between segments; (T, B, na) recorded
+    "rec_force", "foff",      # (T, B, nu) the actuator forces recorded ((0, B, nu): none); their offset in work
+    "nuf",                    # how many of them the work holds (MuJoCo's actuators; the elements' stay NaN)
+    "at", "ax", "astage",     # (na,) scratch: the step's start, its end, the stage's activations
+    "KA",                     # (7, na): the stages' act_dot
+    "work", "qfrc",           # the kernel's scratch (``Actuation.work_size``), its joint forces (nv,)
+    "idx"])                   # (2,) int64: the row and column of ``ctrl`` of the current step

@@ -5,8 +5,8 @@ import numpy as np
 from ..model import inputs
 from .closed import PROJECTION_TOL, add_residuals, constraint_message
 from .prepare import spring_energy
-from .status import (ENERGY_FACTOR, ST_CONSTRAINT, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE, ST_TORQUE, ST_UNDERFLOW,
-                     SimulationError, SimulationStatus, as_status)
+from .status import (ENERGY_FACTOR, ST_ACTUATION, ST_CONSTRAINT, ST_CONTROL, ST_ENERGY, ST_INTERRUPTED, ST_NONFINITE,
+                     ST_TORQUE, ST_UNDERFLOW, SimulationError, SimulationStatus, as_status)
 from .trajectory import Trajectory, coordinate_names, velocity_names
 from ..calls.public import kinetic_energy, potential_energy
 
@@ -15,8 +15,10 @@ def message(run, b, code, joint, step, t0, t, h, e, fq, fv=None):
     """Why trajectory b stopped: ``t0`` the time of its last good state (after ``step`` steps),
     ``t`` that of the event (a failing stage, a recorded state), ``fq``, ``fv`` the state there."""
     model = run.model
-    jname = model.joint_names[joint] if joint >= 0 else None
     where = f"simulation stopped at t = {t0:.9g} (step {step}" + ("" if run.B is None else f", trajectory {b}") + ")"
+    if code in (ST_CONTROL, ST_ACTUATION):
+        return f"{where}: {_actuation_message(run, b, code, joint, step, t)}"
+    jname = model.joint_names[joint] if joint >= 0 else None
     if code in (inputs.SINGULAR_JOINT, inputs.SINGULAR_ARTICULATED, inputs.SINGULAR_MASS):
         why = inputs._singular_message(model, code, joint, fq[None], np.array([t]), 0)
         return f"{where}: joint {jname!r} at t = {t:.9g}: {why}"
@@ -44,8 +46,32 @@ def message(run, b, code, joint, step, t0, t, h, e, fq, fv=None):
     return f"{where}: status {code}"
 
 
-def assemble(run, rec, cr, wall):
-    """The ``Trajectory`` of a run from its records and carried state (``wall``: seconds)."""
+def _actuation_message(run, b, code, index, step, t):
+    """Why an actuated trajectory stopped: a control that is not finite, or the actuation's
+    status (naming the actuator or force element)."""
+    act = run.actuation
+    names = act.ctrl_names
+    if code == ST_CONTROL:
+        name = f"ctrl[{index}] (actuator {names[index]!r})" if 0 <= index < len(names) else f"ctrl[{index}]"
+        return f"{name} of step {step} is not finite (NaN or inf)"
+    describe = getattr(act, "describe", None)
+    if describe is not None:
+        try:
+            return f"at t = {t:.9g}: {describe(index)}"
+        except Exception:       # noqa: BLE001 - the generic message below
+            pass
+    if index < 0:
+        return f"at t = {t:.9g} the actuation's inputs (controls or activations) are not finite"
+    el = act.elements
+    enames = list(getattr(el, "names", ()) or ()) if el is not None else []
+    name = f"force element {enames[index]!r}" if index < len(enames) else f"actuator or force element {index}"
+    return (f"at t = {t:.9g} the actuation failed at {name} (status {code}): its force is not finite (a control, "
+            "activation or state outside what it is defined for)")
+
+
+def assemble(run, rec, cr, wall, loop=None):
+    """The ``Trajectory`` of a run from its records and carried state (``wall``: seconds); with
+    actuation its activations and actuator forces (``loop``: the compiled loop's records)."""
     model, B = run.model, run.B
     dopri = run.method == "dopri5"
     status = cr.status.copy()
@@ -67,9 +93,11 @@ def assemble(run, rec, cr, wall):
                 nrejected=cr.nrejected.tolist() if dopri else None, wall_time=wall,
                 first_call_time=getattr(run, "first_call", 0.0),
                 model=repr(model), energy_threshold=cr.emax.tolist(),
-                stop_joint=np.where(status != 0, cr.joint, -1).tolist(),
+                stop_joint=np.where((status != 0) & (status != ST_CONTROL) & (status != ST_ACTUATION),
+                                    cr.joint, -1).tolist(),
                 damping=run.DMP.tolist(), limits=run.limits, rheonomic=bool(model.rheonomic),
                 forced=bool(run.law is not None or run.pylaw is not None or np.any(run.TAU != 0)
+                            or getattr(run, "actuation", None) is not None
                             or run.F.shape[0] > 0),
                 limit_table=run.LIM.tolist() if run.limits is not None else None,
                 limit_coordinates=run.DOFQ.tolist() if run.limits is not None else None,
@@ -80,6 +108,13 @@ def assemble(run, rec, cr, wall):
         status, steps, stop, msgs = as_status(status[0]), int(steps[0]), float(stop[0]), msgs[0]
     traj = Trajectory(run.TREC.copy(), sq(rec.q), sq(rec.v), sq(rec.kinetic), sq(rec.potential), status, steps,
                       stop, msgs, info)
+    act = getattr(run, "actuation", None)
+    if act is not None and loop is not None:
+        traj.act = sq(loop.rec_act)
+        traj.actuator_force = sq(loop.rec_force) if loop.rec_force.shape[0] else None
+        last = last + (loop.act,)
+        traj.info.update(ctrl_names=list(act.ctrl_names), act_names=list(act.act_names),
+                         ctrl_mode="per step" if run.cmode else "constant")
     traj._last = last
     return _with_loops(traj, run)
 
@@ -95,10 +130,12 @@ def _with_loops(traj, run):
 def truncated(traj, run):
     """A single trajectory cut after its last record, with the last good state appended when it
     lies after that record (its time is then off the recording grid)."""
-    CQ, CV, stop, nxt = traj._last
+    CQ, CV, stop, nxt = traj._last[:4]
     k = int(nxt[0])
     t, q, qd, T, Vp = traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k]
     ts = float(stop[0])
+    act = None if traj.act is None else traj.act[:k]
+    force = None if traj.actuator_force is None else traj.actuator_force[:k]
     if (k == 0 or ts > t[-1]) and np.all(np.isfinite(CQ[0])) and np.all(np.isfinite(CV[0])):
         km = run.model
         t = np.append(t, ts)
@@ -106,8 +143,13 @@ def truncated(traj, run):
         qd = np.vstack([qd, CV[0]])
         T = np.append(T, kinetic_energy(km, CQ[0], CV[0], ts))
         Vp = np.append(Vp, potential_energy(km, CQ[0], ts) + spring_energy(run, CQ[0]))
-    return _with_loops(Trajectory(t, q, qd, T, Vp, traj.status, traj.steps, traj.stop_time, traj.message, traj.info),
-                       run)
+        if act is not None:
+            act = np.vstack([act, traj._last[4][0]])
+        if force is not None:
+            force = np.vstack([force, np.full((1, force.shape[1]), np.nan)])
+    out = Trajectory(t, q, qd, T, Vp, traj.status, traj.steps, traj.stop_time, traj.message, traj.info)
+    out.act, out.actuator_force = act, force
+    return _with_loops(out, run)
 
 
 def raise_or_flag(traj, run, errors):
@@ -141,8 +183,11 @@ def interrupted(traj, run):
         out = truncated(traj, run)
     else:
         k = int(np.max(traj._last[3]))
-        out = _with_loops(Trajectory(traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k],
-                                     traj.status, traj.steps, traj.stop_time, traj.message, traj.info), run)
+        out = Trajectory(traj.t[:k], traj.q[:k], traj.qd[:k], traj.kinetic[:k], traj.potential[:k], traj.status,
+                         traj.steps, traj.stop_time, traj.message, traj.info)
+        out.act = None if traj.act is None else traj.act[:k]
+        out.actuator_force = None if traj.actuator_force is None else traj.actuator_force[:k]
+        out = _with_loops(out, run)
     del traj._last
     out.info["interrupted"] = True
     return out

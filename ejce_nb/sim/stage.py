@@ -25,16 +25,17 @@ from numba import types
 from numba.extending import overload
 
 from .._jit import jit
-from ..algorithms.aba import aba_state
+from ..algorithms.aba import aba_solve, aba_state
 from ..algorithms.crba import _chol_solve, crba_checked
 from ..algorithms.energy import energy_state
 from ..algorithms.rnea import rnea_state
 from ..model import inputs
 from ..model.couplers import expand_state, gt_mul
+from .actuate import actuate
 from .closed import closed_accel, closed_project
 from .control import call_law
 from .records import Closed
-from .status import ST_TORQUE
+from .status import ST_ACTUATION, ST_TORQUE
 
 
 @jit(inline="always")
@@ -89,6 +90,13 @@ def dynamics(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     raise NotImplementedError("compiled code only")
 
 
+def stage_dynamics(ac, cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+    """``dynamics``; for an actuated tree (``ac`` not None, ``cp`` None) the ABA's three loops
+    alone (``aba_solve``): ``actuate`` has brought the record to the stage's state, which is all
+    that ``aba_state``'s own forward sweep would find (the same bits, one call less)."""
+    raise NotImplementedError("compiled code only")
+
+
 def energy(cp, m, r, s, q, v, t, full):
     """(T, V of gravity) of one state into s.e5[0:2]."""
     raise NotImplementedError("compiled code only")
@@ -125,6 +133,18 @@ def _dynamics_impl(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     def coupled(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
         return coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd)
     return coupled
+
+
+@overload(stage_dynamics, jit_options={"forceinline": True})
+def _stage_dynamics_impl(ac, cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+    if not isinstance(ac, types.NoneType) and isinstance(cp, types.NoneType):
+        def swept(ac, cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+            return aba_solve(m, r, s, tau, F, fb, qdd)
+        return swept
+
+    def other(ac, cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
+        return dynamics(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd)
+    return other
 
 
 @overload(energy)
@@ -194,14 +214,19 @@ def coupled_accel(cp, m, r, s, q, v, tau, t, F, fb, full, DOFJ, qdd):
     return code, joint
 
 
-@jit
-def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd):
+@jit(forceinline=True)
+def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd, ac, st):
     """qdd at a stage (t, q, v) with the input row ``row`` and the law's parameters ``prow``;
-    returns (status, joint)."""
+    with actuation (``ac``, None without) the actuation's joint forces at the stage's activations
+    ``ac.astage`` added and their act_dot into ``ac.KA[st]`` (``actuate``); returns (status,
+    joint), or (ACTUATION, the actuator or element) when the actuation fails."""
     bad = forces(sc, par, dof, q, v, t, row, prow)
     if bad >= 0:
         return ST_TORQUE, dof.dof_joint[bad]
-    code, joint = dynamics(cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, par.full, dof.dof_joint, qdd)
+    code, index = actuate(ac, m, r, s, q, v, t, st, par.full, sc.tq)
+    if code != 0:
+        return ST_ACTUATION, index
+    code, joint = stage_dynamics(ac, cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, par.full, dof.dof_joint, qdd)
     if code == inputs.NEAR_SINGULAR:
         # near a lock the accelerations are computed (large, as the dynamics are there): go on;
         # at the lock itself the run stops

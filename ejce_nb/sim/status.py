@@ -20,6 +20,8 @@ class SimulationStatus(enum.IntEnum):
     | 13 | ``STEP_SIZE_UNDERFLOW`` | dopri5: the step size fell below rounding of t |
     | 14 | ``INTERRUPTED`` | Ctrl-C (SIGINT) before t_final |
     | 15 | ``CONSTRAINT`` | loop models: a loop closure could not be assembled or solved |
+    | 16 | ``NONFINITE_CONTROL`` | actuated models: a control (``ctrl``) of a step is NaN or inf |
+    | 17 | ``ACTUATION`` | actuated models: an actuator or force element failed (its message says why) |
     """
     OK = 0
     SINGULAR_JOINT = 3                  # a joint's Jacobian lost rank (gimbal lock)
@@ -31,6 +33,8 @@ class SimulationStatus(enum.IntEnum):
     STEP_SIZE_UNDERFLOW = 13            # dopri5: the step size fell below rounding of t
     INTERRUPTED = 14                    # the run was interrupted (Ctrl-C, SIGINT) before t_final
     CONSTRAINT = 15                     # (loop models) a loop closure could not be assembled or solved
+    NONFINITE_CONTROL = 16              # (actuated models) a control of a step is NaN or inf
+    ACTUATION = 17                      # (actuated models) an actuator or force element failed
 
     def __str__(self):
         return f"{self.name} ({int(self)})"
@@ -51,6 +55,8 @@ ST_ENERGY = int(SimulationStatus.ENERGY_BLOWUP)
 ST_UNDERFLOW = int(SimulationStatus.STEP_SIZE_UNDERFLOW)
 ST_INTERRUPTED = int(SimulationStatus.INTERRUPTED)
 ST_CONSTRAINT = int(SimulationStatus.CONSTRAINT)
+ST_CONTROL = int(SimulationStatus.NONFINITE_CONTROL)
+ST_ACTUATION = int(SimulationStatus.ACTUATION)
 
 # default energy threshold: this many times the initial max(|T|, |V|, 1 J)
 ENERGY_FACTOR = 1e6

@@ -46,7 +46,11 @@ class Trajectory:
     dt, t_final, record_every, rtol, atol, ``coordinate_names``, ``velocity_names``, ``nfev`` and
     ``nrejected`` (dopri5), ``wall_time``, ``limits``, ``damping``, ``forced``, ``rheonomic``, ...
     ``batch``: B or None; ``len(traj)`` = T.  A loop model's trajectory adds
-    ``position_residual`` and ``velocity_residual`` (T, [B]).
+    ``position_residual`` and ``velocity_residual`` (T, [B]).  An actuated model's (``ctrl=``)
+    has ``act`` (T, [B], na), the activations, and ``actuator_force`` (T, [B], nu), MuJoCo's
+    ``actuator_force`` at each recorded state with the controls of the step that starts there
+    (the last step's at the end; the columns of OpenSim force elements' controls are NaN), NaN
+    after a stop; both None without actuation.
 
     ``energy_drift()``, ``save(path)`` / ``Trajectory.load(path)``, ``to_csv(path)``,
     ``plot(...)``, ``animate(...)``: below."""
@@ -64,6 +68,8 @@ class Trajectory:
         self.stop_time = stop_time
         self.message = message
         self.info = dict(info or {})
+        self.act = None
+        self.actuator_force = None
 
     @property
     def batch(self):
@@ -155,11 +161,15 @@ class Trajectory:
 
     # ------------------------------------------------------------------ files
     _ARRAYS = ("t", "q", "qd", "kinetic", "potential", "status", "steps", "stop_time")
+    _OPTIONAL = ("act", "actuator_force")
 
     def save(self, path):
         """Write the trajectory to ``path`` (NumPy ``.npz``); ``Trajectory.load`` reads it back
         bit for bit."""
         arrays = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
+        for k in self._OPTIONAL:
+            if getattr(self, k, None) is not None:
+                arrays[k] = np.asarray(getattr(self, k))
         meta = dict(self.info, message=self.message)
         np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
 
@@ -171,6 +181,7 @@ class Trajectory:
             if missing:
                 raise ValueError(f"{path}: not an ejce_nb trajectory file (missing {missing})")
             a = {k: f[k] for k in cls._ARRAYS}
+            extra = {k: f[k] for k in cls._OPTIONAL if k in f.files}
             meta = json.loads(str(f["meta"]))
         message = meta.pop("message", "")
         scalar = a["q"].ndim == 2
@@ -179,24 +190,38 @@ class Trajectory:
                 a[k] = a[k].item()
         if scalar:
             a["status"] = as_status(a["status"])
-        return cls(a["t"], a["q"], a["qd"], a["kinetic"], a["potential"], a["status"], a["steps"], a["stop_time"],
-                   message, meta)
+        out = cls(a["t"], a["q"], a["qd"], a["kinetic"], a["potential"], a["status"], a["steps"], a["stop_time"],
+                  message, meta)
+        for k, x in extra.items():
+            setattr(out, k, x)
+        return out
 
     def to_csv(self, path):
         """Write a spreadsheet: a header ``t, q:<coordinate>..., qd:<velocity>..., kinetic,
-        potential, energy`` (coordinates named by their joints), one row per time; a batch gets
-        a first column ``trajectory`` and one block of rows per trajectory.  Numbers are written
-        with 17 significant digits (exact)."""
+        potential, energy`` (coordinates named by their joints), then for an actuated model
+        ``act:<activation>...`` and ``actuator_force:<actuator>...``, one row per time; a batch
+        gets a first column ``trajectory`` and one block of rows per trajectory.  Numbers are
+        written with 17 significant digits (exact)."""
         qn = self.info.get("coordinate_names") or [f"q{k}" for k in range(self.q.shape[-1])]
         vn = self.info.get("velocity_names") or [f"qd{k}" for k in range(self.qd.shape[-1])]
         cols = ["t"] + [f"q:{n}" for n in qn] + [f"qd:{n}" for n in vn] + ["kinetic", "potential", "energy"]
+        extra = []
+        if self.act is not None:
+            an = self.info.get("act_names") or [f"act{k}" for k in range(self.act.shape[-1])]
+            cols += [f"act:{n}" for n in an]
+            extra.append(self.act)
+        if self.actuator_force is not None:
+            cn = self.info.get("ctrl_names") or [f"u{k}" for k in range(self.actuator_force.shape[-1])]
+            cols += [f"actuator_force:{n}" for n in cn]
+            extra.append(self.actuator_force)
         if self.batch is None:
-            data = np.column_stack([self.t, self.q, self.qd, self.kinetic, self.potential, self.energy])
+            data = np.column_stack([self.t, self.q, self.qd, self.kinetic, self.potential, self.energy] + extra)
         else:
             blocks = []
             for b in range(self.batch):
                 blocks.append(np.column_stack([np.full(len(self.t), b), self.t, self.q[:, b], self.qd[:, b],
-                                               self.kinetic[:, b], self.potential[:, b], self.energy[:, b]]))
+                                               self.kinetic[:, b], self.potential[:, b], self.energy[:, b]]
+                                              + [x[:, b] for x in extra]))
             data = np.concatenate(blocks)
             cols = ["trajectory"] + cols
         fmt = ["%d"] * (self.batch is not None) + ["%.17g"] * (data.shape[1] - (self.batch is not None))

@@ -1,0 +1,1 @@
+"""The forces that drive a mechanism: actuators, tendons, applied forces, gravity compensation."""
