@@ -41,7 +41,8 @@ requires_pinocchio = pytest.mark.skipif(
 # generic joints at once.
 HEAVY_FIRST = ("test_loops.py", "test_simulate.py", "test_loops_coupled.py", "test_json.py", "test_engine.py",
                "test_derivatives.py", "test_urdf.py", "test_joints.py", "test_project.py", "test_mjcf.py",
-               "test_couplers.py", "test_rollout.py", "test_actuation_mujoco.py", "test_actuation_opensim.py")
+               "test_couplers.py", "test_rollout_coupled.py", "test_rollout.py", "test_actuation_mujoco.py",
+               "test_actuation_opensim.py")
 
 
 def pytest_collection_modifyitems(config, items):

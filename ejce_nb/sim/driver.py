@@ -241,13 +241,14 @@ def _actuated_chunks(run, km, nchunk):
     eb = _element_buffers(act)
     n, na, nu, nrec = run.n, int(act.na), int(act.nu), run.nrec
     carried = run.ACT0.copy()
+    ka0 = np.zeros((n, na))
     rec_act = np.full((nrec, n, na), np.nan)
     rec_force = np.full((nrec if run.record_forces else 0, n, nu), np.nan)
     foff = int(ib[SLOT["actuator_force"]])
     wsize = int(act.work_size(km))
     acs = [Actuated(ab, ib, eb, run.CTRL, int(run.cmode), run.ACTLIM, carried, rec_act, rec_force, foff,
                     int(act.nu_mj), np.zeros(na), np.zeros(na), np.zeros(na), np.zeros((7, na)), np.zeros(wsize),
-                    np.zeros(km.nv), np.zeros(2, dtype=np.int64)) for _ in range(nchunk)]
+                    np.zeros(km.nv), np.zeros(2, dtype=np.int64), ka0, np.zeros(na)) for _ in range(nchunk)]
     return acs, carried, rec_act, rec_force
 
 
@@ -406,8 +407,13 @@ def simulate(model, q0, qd0, t_final, dt, method="rk4", tau=None, record_every=1
     ``SimulationStatus.NONFINITE_CONTROL``); an actuation that fails stops its trajectory with
     ``SimulationStatus.ACTUATION``.  A model without actuation takes ``ctrl`` and ``act0`` of size
     0 (or None) and runs exactly as without them.  Not supported yet with actuation: models with
-    couplers or loop closures, and "dopri5" with activations (na > 0).  ``ej.rollout`` runs many
-    initial states with their own control sequences (B, T, nu) in this loop.
+    loop closures.  "dopri5" integrates the activations with the velocities' tableau (first
+    same as last), their embedded error counted in the step control as the velocities' are
+    (|act| in the scale), the recorded times between steps by the continuous extension, clamped;
+    ``ctrl`` is then held over the whole run.  A model with couplers computes the actuation on
+    its expansion and reduces its joint forces by the couplers' Jacobian, G^T qfrc (as
+    ``ej.forward_dynamics``).  ``ej.rollout`` runs many initial states with their own control
+    sequences (B, T, nu) in this loop.
 
     A model with couplers (mimic joints and nonlinear couplers) runs in the same compiled loop,
     with every method, input, limit and stop: it integrates its own coordinates, its dynamics

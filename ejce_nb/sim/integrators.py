@@ -18,7 +18,8 @@ import math
 from .._jit import jit
 from ..core.quaternions import retract, tangent_rates
 from ..model.layout import model_view, record_view, scratch_view
-from .actuate import act_accept, act_begin, act_end, act_finish, act_record, act_stage, act_stage0, act_step
+from .actuate import (act_accept, act_begin, act_dense, act_end, act_error, act_finish, act_fsal, act_hold, act_k1_load,
+                      act_k1_save, act_record, act_stage, act_stage0, act_step)
 from .records import TAU_INTERVAL, TAU_STEP
 from .stage import accel, energies, nonfinite_joint, project
 from .status import ENERGY_FACTOR, ST_CONTROL, ST_ENERGY, ST_NONFINITE, ST_UNDERFLOW
@@ -62,7 +63,7 @@ def _fail_at(cr, b, code, joint, n, t, h, q, v):
 def _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, k, q, v, t, n, h):
     """Record state k of trajectory b at time t (and its activations ac.at); a total energy beyond
     its threshold stops it (after n steps, h the step size)."""
-    act_record(ac, mb, R, S, q, v, t, n, par.full, k, b)
+    act_record(ac, cp, mb, R, S, q, v, t, n, par.full, k, b)
     for x in range(q.shape[0]):
         rec.q[k, b, x] = q[x]
     for x in range(v.shape[0]):
@@ -271,13 +272,14 @@ def advance_fixed(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
 
 # ---------------------------------------------------------------------------- Dormand-Prince
 @jit
-def error_norm(q, v, qn, vn, h, E, KQ, KV, DOFQ, rtol, atol):
+def error_norm(q, v, qn, vn, h, E, KQ, KV, DOFQ, rtol, atol, acc0, n0):
     """RMS of the embedded error h sum_j e_j K_j (tangent increment, then velocities), each
-    component over atol + rtol * its magnitude (a quaternion's rotation: 1 rad)."""
+    component over atol + rtol * its magnitude (a quaternion's rotation: 1 rad), with n0 more
+    components whose squares sum to acc0 (the activations', ``actuate.act_error``)."""
     nv = v.shape[0]
-    if nv == 0:
+    if 2 * nv + n0 == 0:
         return 0.0
-    acc = 0.0
+    acc = acc0
     for k in range(nv):
         eq, ev = _weighted(E, KQ, KV, k)
         c = DOFQ[k]
@@ -285,7 +287,7 @@ def error_norm(q, v, qn, vn, h, E, KQ, KV, DOFQ, rtol, atol):
         xq = h * eq / (atol + rtol * mq)
         xv = h * ev / (atol + rtol * max(abs(v[k]), abs(vn[k])))
         acc += xq * xq + xv * xv
-    return math.sqrt(acc / (2 * nv))
+    return math.sqrt(acc / (2 * nv + n0))
 
 
 @jit
@@ -321,6 +323,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
     if cr.have_k1[b]:
         for k in range(nv):
             KV[0, k] = cr.a[b, k]
+        act_k1_load(ac, b)
     tries = 0
     while t < tend and tries < budget and cr.status[b] == 0:
         tries += 1
@@ -355,13 +358,19 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
         if code != 0:
             _fail_at(cr, b, code, joint, n, ts, hh, sc.qx, sc.vx)
             break
-        err = error_norm(q, v, qn, vn, hh, par.e, KQ, KV, dof.dof_coord, par.rtol, par.atol)
+        b7 = par.b
+        act_end(ac, hh, (b7[0], b7[1], b7[2], b7[3], b7[4], b7[5], b7[6]))
+        e7 = par.e
+        acc0, n0 = act_error(ac, hh, (e7[0], e7[1], e7[2], e7[3], e7[4], e7[5], e7[6]), par.rtol, par.atol)
+        err = error_norm(q, v, qn, vn, hh, par.e, KQ, KV, dof.dof_coord, par.rtol, par.atol, acc0, n0)
         if err <= 1.0:
             tn = target if landing else t + hh
             code, joint, moved = _end_state(m, r, s, con, dof, qn, vn, tn)
             if code != 0:
                 _fail_at(cr, b, code, joint, n, t, hh, qn, vn)
                 break
+            # the activations: ac.at the step's end (recorded at tn), ac.a0 its start
+            act_hold(ac)
             while nxt < nrec and trec[nxt] <= tn and cr.status[b] == 0:
                 tr = trec[nxt]
                 if tr == tn:
@@ -374,7 +383,9 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
                     if code != 0:
                         _fail_at(cr, b, code, joint, n + 1, tr, hh, cr.fq[b], cr.fv[b])
                         break
+                    act_dense(ac, hh, (tr - t) / hh, par.p)
                     _record(mb, R, S, m, r, s, cp, par, dof, cr, rec, ac, b, nxt, cr.fq[b], cr.fv[b], tr, n + 1, hh)
+                    act_accept(ac)
                 nxt += 1
             fac = SAFETY * err ** (-ALPHA) * errold ** BETA
             fac = min(FACMAX, max(FACMIN, fac))
@@ -386,9 +397,11 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
             _copy(qn, vn, q, v)
             for k in range(nv):
                 KV[0, k] = KV[6, k]
+            stale = act_fsal(ac)
             # the last stage ran at t + hh; landing on a target may round that differently, and
             # a torque given per recorded time changes there: then K1 is not the last stage's
-            if moved or landing and (par.taumode == TAU_INTERVAL or t + hh != tn):
+            # (nor where the activations' end was clamped or updated exactly, ``act_fsal``)
+            if moved or stale or landing and (par.taumode == TAU_INTERVAL or t + hh != tn):
                 cr.have_k1[b] = False
             t = tn
             n += 1
@@ -401,6 +414,7 @@ def advance_dopri(mb, R, S, mbc, SC, cp, con, par, dof, cr, rec, ac, b, budget):
                 h = hh * FACMIN                  # err is NaN: a stage diverged, try a much smaller step
     for k in range(nv):
         cr.a[b, k] = KV[0, k]
+    act_k1_save(ac, b)
     cr.t[b] = t
     cr.h[b] = h
     cr.errold[b] = errold

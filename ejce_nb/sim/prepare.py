@@ -372,13 +372,10 @@ def actuation_input(run, ctrl, act0, errors="raise", record_forces=True):
                 raise ValueError(f"{name} given, but the model has no actuation (model.actuation is None: no "
                                  "actuators, tendons or force elements); give ctrl=None")
         return
-    if model.has_couplers or model.has_loops:
-        raise ValueError("simulate with actuation (model.actuation) is not supported yet for a model with couplers "
-                         "or loop closures")
+    if model.has_loops:
+        raise ValueError("simulate with actuation (model.actuation) is not supported yet for a model with loop "
+                         "closures")
     nu, na = int(act.nu), int(act.na)
-    if run.method == "dopri5" and na > 0:
-        raise ValueError(f"method='dopri5' with activations as state (na = {na}: {', '.join(act.act_names[:4])}) is "
-                         "not supported yet; use a fixed-step method (rk4)")
     if ctrl is None:
         run.CTRL, run.cmode = np.zeros((1, 1, nu)), CTRL_CONST
     else:

@@ -108,4 +108,6 @@ Actuated = namedtuple("Actuated", [
     "at", "ax", "astage",     # (na,) scratch: the step's start, its end, the stage's activations
     "KA",                     # (7, na): the stages' act_dot
     "work", "qfrc",           # the kernel's scratch (``Actuation.work_size``), its joint forces (nv,)
-    "idx"])                   # (2,) int64: the row and column of ``ctrl`` of the current step
+    "idx",                    # (2,) int64: the row and column of ``ctrl`` of the current step
+    "ka0", "a0"])             # dopri5: (B, na) each trajectory's first-stage act_dot carried between
+                              # segments (FSAL); (na,) scratch: the step's start while it is recorded

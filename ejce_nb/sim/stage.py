@@ -223,7 +223,7 @@ def accel(m, r, s, sc, cp, par, dof, q, v, t, row, prow, fb, qdd, ac, st):
     bad = forces(sc, par, dof, q, v, t, row, prow)
     if bad >= 0:
         return ST_TORQUE, dof.dof_joint[bad]
-    code, index = actuate(ac, m, r, s, q, v, t, st, par.full, sc.tq)
+    code, index = actuate(ac, cp, m, r, s, q, v, t, st, par.full, sc.tq)
     if code != 0:
         return ST_ACTUATION, index
     code, joint = stage_dynamics(ac, cp, m, r, s, q, v, sc.tq, t, par.f_ext, fb, par.full, dof.dof_joint, qdd)
