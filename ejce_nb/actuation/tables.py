@@ -5,8 +5,8 @@ into one float64 and one int64 buffer for the kernels.
 with MuJoCo's compiled tables (``actuator_*``, ``tendon_*``, ``wrap_*``, ``body_gravcomp``) and
 the addresses of the joints they act on in the ej model's coordinates (``actuator_qadr``,
 ``actuator_dofadr``, ``wrap_qadr``, ``wrap_dofadr``: the kernel model's q and v, which for a model
-with couplers is its expansion ``model.expanded()``).  Its OpenSim force elements (C's
-``ForceElements``) are ``elements``, their controls the last ``elements.nu`` entries of ctrl.
+with couplers is its expansion ``model.expanded()``).  Its OpenSim force elements (an
+``elements.ForceElements``) are ``elements``, their controls the last ``elements.nu`` entries of ctrl.
 
 Sizes: ``nu`` controls (MuJoCo's actuators first, ``nu_mj`` of them, then the elements'), ``na``
 activations, ``ntendon`` tendons, ``nwrap`` wrap objects, ``nsite`` sites, ``nv`` and ``n1`` of
