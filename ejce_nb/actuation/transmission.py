@@ -26,7 +26,7 @@ from numba import types
 from numba.extending import overload
 
 from .._jit import jit
-from ..core.spatial import cross, dot, mtv, sub
+from ..core.spatial import cross, dot, mTm, mtv, mv, sub
 from .tendons import _m9, _p3, apply_wrench, geometric
 from .tables import JNT_BALL, JNT_FREE, TRN_JOINT, TRN_JOINTINPARENT, TRN_SITE, TRN_SLIDERCRANK, TRN_TENDON
 
@@ -108,12 +108,6 @@ def _zero_common(K, b0, b1, row):
 
 
 @jit(forceinline=True)
-def _rot(R, x, y, z):
-    """R (x, y, z), R 9 numbers row by row."""
-    return (R[0] * x + R[1] * y + R[2] * z, R[3] * x + R[4] * y + R[5] * z, R[6] * x + R[7] * y + R[8] * z)
-
-
-@jit(forceinline=True)
 def _site_transmission(a, K, w, i, g, row):
     """(length, moment row) of a site transmission (see the module's docstring)."""
     sid = a.actuator_trnid[i, 0]
@@ -121,20 +115,17 @@ def _site_transmission(a, K, w, i, g, row):
     b0 = a.site_bodyid[sid]
     Rs, ps = _m9(w.site_xmat, sid), _p3(w.site_xpos, sid)
     if ref < 0:
-        apply_wrench(K, b0, ps, _rot(Rs, g[0], g[1], g[2]), _rot(Rs, g[3], g[4], g[5]), 1.0, row)
+        apply_wrench(K, b0, ps, mv(Rs, (g[0], g[1], g[2])), mv(Rs, (g[3], g[4], g[5])), 1.0, row)
         return 0.0
     b1 = a.site_bodyid[ref]
     Rf, pf = _m9(w.site_xmat, ref), _p3(w.site_xpos, ref)
     L = dot(mtv(Rf, sub(ps, pf)), (g[0], g[1], g[2]))
     if g[3] != 0.0 or g[4] != 0.0 or g[5] != 0.0:
-        # R_f^T R_s, row by row, and its rotation vector
-        c0 = mtv(Rf, (Rs[0], Rs[3], Rs[6]))
-        c1 = mtv(Rf, (Rs[1], Rs[4], Rs[7]))
-        c2 = mtv(Rf, (Rs[2], Rs[5], Rs[8]))
-        qw, qx, qy, qz = _mat2quat((c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2]))
+        # the rotation vector of R_f^T R_s
+        qw, qx, qy, qz = _mat2quat(mTm(Rf, Rs))
         L += dot(_quat2vel(qw, qx, qy, qz), (g[3], g[4], g[5]))
-    wt = _rot(Rf, g[0], g[1], g[2])
-    wr = _rot(Rf, g[3], g[4], g[5])
+    wt = mv(Rf, (g[0], g[1], g[2]))
+    wr = mv(Rf, (g[3], g[4], g[5]))
     for k in range(2):
         apply_wrench(K, b0 if k == 0 else b1, ps if k == 0 else pf, wt, wr, 1.0 if k == 0 else -1.0, row)
     _zero_common(K, b0, b1, row)
